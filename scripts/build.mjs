@@ -1,0 +1,51 @@
+// Bundles the CLI (and, later, the actions) into dist/, self-contained for Node 20+.
+// `--check` builds into a temporary folder and fails when dist/ differs from a fresh build.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { build } from 'esbuild';
+
+const check = process.argv.includes('--check');
+const out = check ? mkdtempSync(join(tmpdir(), 'nyl-dist-')) : 'dist';
+if (!check) rmSync('dist', { recursive: true, force: true });
+
+const entries = [{ in: 'src/cli.ts', out: 'cli' }];
+
+await build({
+  entryPoints: entries,
+  outdir: out,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  outExtension: { '.js': '.js' },
+  banner: {
+    js: "#!/usr/bin/env node\nimport { createRequire as __nylCreateRequire } from 'node:module';\nconst require = __nylCreateRequire(import.meta.url);",
+  },
+  legalComments: 'none',
+  logLevel: 'warning',
+  charset: 'utf8',
+});
+
+function files(dir) {
+  return readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => statSync(join(dir, f)).isFile())
+    .sort();
+}
+
+if (check) {
+  const a = files('dist');
+  const b = files(out);
+  const diff = [...new Set([...a, ...b])].filter(
+    (f) => !a.includes(f) || !b.includes(f) || !readFileSync(join('dist', f)).equals(readFileSync(join(out, f))),
+  );
+  rmSync(out, { recursive: true, force: true });
+  if (diff.length) {
+    console.error(`dist/ differs from a fresh build: ${diff.join(', ')}\nrun \`npm run build\` and commit dist/`);
+    process.exit(1);
+  }
+  console.log('dist/ is up to date');
+} else {
+  console.log(`built ${entries.map((e) => relative('.', join(out, `${e.out}.js`))).join(', ')}`);
+}

@@ -1,0 +1,113 @@
+/** Command-line surface: every command, its options and its help text. */
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  value?: string;
+  help: string;
+}
+
+export const COMMON: Record<string, OptionSpec> = {
+  environment: { type: 'string', short: 'e', value: 'ENV', help: 'environment to act on (required)' },
+  local: { type: 'boolean', help: 'keep leases and state in this repository’s refs, without a remote' },
+  remote: { type: 'string', value: 'NAME', help: 'remote that holds the state refs (default: origin)' },
+  config: {
+    type: 'string',
+    value: 'FILE|DIR',
+    help: 'configuration file or directory, read from the source commit (default: nyl.yaml)',
+  },
+  json: { type: 'boolean', help: 'print one JSON document instead of tables' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+};
+
+export interface CommandSpec {
+  summary: string;
+  usage: string;
+  description: string;
+  options: Record<string, OptionSpec>;
+  exits: string;
+}
+
+export const COMMANDS: Record<string, CommandSpec> = {
+  reconcile: {
+    summary: 'execute what differs from the recorded state and record the result',
+    usage: 'nyl reconcile -e ENV [--local] [--config FILE|DIR] [--parallelism N] [--json]',
+    description:
+      'Reads the configuration from the source commit (HEAD), takes the environment’s lease, executes\n' +
+      'the units whose desired document differs from their receipt wave by wave (the units of a wave in\n' +
+      'parallel), checkpoints after each wave and lands one transition commit. With nothing to do it\n' +
+      'takes no lease and writes nothing.',
+    options: {
+      ...COMMON,
+      parallelism: { type: 'string', value: 'N', help: 'units of a wave run at once (default: 4)' },
+    },
+    exits: '0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units',
+  },
+  plan: {
+    summary: 'show what reconcile would execute; executes and writes nothing',
+    usage: 'nyl plan -e ENV [--local] [--config FILE|DIR] [--json]',
+    description:
+      'Compares the desired documents of the source commit with the recorded receipts. A unit that\n' +
+      'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
+      'outputs change.',
+    options: COMMON,
+    exits: '0 plan shown; 1 bad input',
+  },
+  status: {
+    summary: 'show the recorded state of every unit',
+    usage: 'nyl status -e ENV [--local] [--config FILE|DIR] [--json]',
+    description: 'Reads the state refs (never history) and compares receipts with the configuration.',
+    options: COMMON,
+    exits: '0 all current or pending; 1 a unit failed; 2 drifted units; 4 uncertain units',
+  },
+  schema: {
+    summary: 'print the JSON Schema of nyl.yaml documents',
+    usage: 'nyl schema',
+    description: 'The schema editors use to validate nyl.yaml; it is also committed as schema/nyl.schema.json.',
+    options: { help: COMMON.help as OptionSpec },
+    exits: '0',
+  },
+};
+
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  const rows = Object.entries(options).map(([name, o]) => {
+    const flag = `${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`;
+    return [flag, o.help] as const;
+  });
+  const w = Math.max(...rows.map(([f]) => f.length));
+  return rows.map(([f, h]) => `  ${f.padEnd(w + 2)}${h}`);
+}
+
+export function commandHelp(name: string): string {
+  const c = COMMANDS[name] as CommandSpec;
+  return [
+    `usage: ${c.usage}`,
+    '',
+    c.summary,
+    '',
+    c.description,
+    '',
+    'options:',
+    ...optionLines(c.options),
+    '',
+    `exit codes: ${c.exits}`,
+    '',
+  ].join('\n');
+}
+
+export function mainHelp(): string {
+  const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  return [
+    'usage: nyl <command> [options]',
+    '',
+    'Nyl reconciles deployment environments from a git repository and keeps leases, runs,',
+    'checkpoints and receipts in git refs.',
+    '',
+    'commands:',
+    ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w + 2)}${c.summary}`),
+    '',
+    'Run `nyl <command> --help` for a command’s options.',
+    'exit codes: 0 done; 1 failed or bad input; 2 refused or waiting on a person; 3 drift; 4 uncertainty',
+    '',
+  ].join('\n');
+}

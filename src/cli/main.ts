@@ -1,0 +1,165 @@
+import { parseArgs } from 'node:util';
+import { configJsonSchema } from '../core/config/schema.js';
+import { toolStats } from '../core/drivers/process.js';
+import { gitStats } from '../core/git/exec.js';
+import { plan } from '../core/ops/plan.js';
+import { DEFAULT_PARALLELISM, reconcile } from '../core/ops/reconcile.js';
+import type { RunReport, StatusReport } from '../core/ops/report.js';
+import { status } from '../core/ops/status.js';
+import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
+import { Cancellation } from '../core/util/cancel.js';
+import { Exit, NylError, type Problem, problem } from '../core/util/errors.js';
+import { COMMANDS, commandHelp, mainHelp } from './commands.js';
+import { progressReporter } from './progress.js';
+import { facts, renderProblems, table } from './render.js';
+
+export interface Io {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  cwd: string;
+}
+
+export const VERSION = '0.1.0';
+
+function usage(message: string, fix: string): NylError {
+  return new NylError(problem('NYL-USAGE', message, { fix, exit: Exit.failed }));
+}
+
+function renderRun(r: RunReport): string {
+  const out = [
+    table(
+      ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
+      r.rows.map((x) => [x.unit, x.kind, x.result, x.detail.replace(/\n/g, ' | ')]),
+    ),
+    '',
+    facts([
+      ['run', r.run],
+      ['source', r.source],
+      ...(r.operation === 'reconcile'
+        ? ([
+            ['desired', r.desired],
+            ['observed', r.observed],
+          ] as [string, string | undefined][])
+        : []),
+      ...(r.extra ?? []),
+    ]),
+  ];
+  if (r.problems.length) out.push('', renderProblems(r.problems));
+  return `${out.join('\n')}\n`;
+}
+
+function renderStatus(r: StatusReport): string {
+  const out = [
+    table(
+      ['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'],
+      r.rows.map((x) => [x.unit, x.kind, x.state, x.receipt, x.lastRun, x.detail.replace(/\n/g, ' | ')]),
+    ),
+    '',
+    facts([['source', r.source]]),
+  ];
+  if (r.problems.length) out.push('', renderProblems(r.problems));
+  return `${out.join('\n')}\n`;
+}
+
+/** Runs one command line; returns the exit code. Never lets a stack trace reach the user. */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const json = argv.includes('--json');
+  const cancellation = new Cancellation();
+  const onSignal = (sig: NodeJS.Signals) => cancellation.cancel(sig);
+  let progress: ReturnType<typeof progressReporter> | undefined;
+  let ctx: OpContext | undefined;
+  try {
+    const [command, ...rest] = argv;
+    if (!command || command === '--help' || command === '-h' || command === 'help') {
+      const topic = rest[0];
+      io.stdout.write(topic && COMMANDS[topic] ? commandHelp(topic) : mainHelp());
+      return Exit.ok;
+    }
+    if (command === '--version' || command === 'version') {
+      io.stdout.write(`nyl ${VERSION}\n`);
+      return Exit.ok;
+    }
+    const spec = COMMANDS[command];
+    if (!spec)
+      throw usage(
+        `unknown command ${JSON.stringify(command)}`,
+        `run one of: ${Object.keys(COMMANDS).join(', ')} (see \`nyl --help\`)`,
+      );
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      values = parseArgs({
+        args: rest,
+        options: Object.fromEntries(
+          Object.entries(spec.options).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}) }]),
+        ),
+        strict: true,
+        allowPositionals: false,
+      }).values as Record<string, string | boolean | undefined>;
+    } catch (e) {
+      throw usage(`${command}: ${(e as Error).message.split('\n')[0]}`, `see \`nyl ${command} --help\``);
+    }
+    if (values.help) {
+      io.stdout.write(commandHelp(command));
+      return Exit.ok;
+    }
+    if (command === 'schema') {
+      io.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+      return Exit.ok;
+    }
+    const environment = values.environment as string | undefined;
+    if (!environment) throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
+    let parallelism = DEFAULT_PARALLELISM;
+    if (values.parallelism !== undefined) {
+      parallelism = Number(values.parallelism);
+      if (!Number.isInteger(parallelism) || parallelism < 1)
+        throw usage(`--parallelism ${values.parallelism} is not a positive integer`, 'pass --parallelism N with N ≥ 1');
+    }
+    progress = progressReporter(io.stderr, !json && command === 'reconcile' && process.env.NYL_PROGRESS !== '0');
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    ctx = await openWorkspace(
+      {
+        cwd: io.cwd,
+        config: values.config as string | undefined,
+        local: values.local === true,
+        remote: values.remote as string | undefined,
+      },
+      { cancellation, onEvent: progress.onEvent },
+    );
+    let report: RunReport | StatusReport;
+    if (command === 'reconcile') report = await reconcile(ctx, { environment, parallelism });
+    else if (command === 'plan') report = await plan(ctx, { environment });
+    else report = await status(ctx, { environment });
+    progress.stop();
+    if (json) io.stdout.write(`${JSON.stringify(withStats(report), null, 2)}\n`);
+    else
+      io.stdout.write(
+        report.operation === 'status' ? renderStatus(report as StatusReport) : renderRun(report as RunReport),
+      );
+    return report.exit;
+  } catch (e) {
+    progress?.stop();
+    const problems: Problem[] =
+      e instanceof NylError
+        ? e.problems
+        : [
+            problem('NYL-INTERNAL', `unexpected failure: ${(e as Error)?.message ?? String(e)}`, {
+              fix: 'this is a bug in nyl; report it with the command you ran (set NYL_DEBUG=1 for details)',
+            }),
+          ];
+    if (!(e instanceof NylError) && process.env.NYL_DEBUG) io.stderr.write(`${(e as Error)?.stack}\n`);
+    const exit = e instanceof NylError ? e.exit : Exit.failed;
+    if (json) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }), null, 2)}\n`);
+    else io.stderr.write(`${renderProblems(problems)}\n`);
+    return exit;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    ctx?.repo.close();
+  }
+}
+
+/** Process counts ride along in JSON: benchmarks read them, operators may too. */
+function withStats<T extends object>(r: T): T & { stats: { gitProcesses: number; toolProcesses: number } } {
+  return { ...r, stats: { gitProcesses: gitStats.spawns, toolProcesses: toolStats.spawns } };
+}

@@ -1,0 +1,380 @@
+import { posix, relative, resolve } from 'node:path';
+import { type Document, isMap, isScalar, LineCounter, parseAllDocuments, type YAMLMap } from 'yaml';
+import type { z } from 'zod';
+import type { GitRepo } from '../git/repo.js';
+import { NylError, type Problem, problem } from '../util/errors.js';
+import { type Reference, scanReferences } from './references.js';
+import {
+  type EnvironmentDoc,
+  type EnvironmentGroupDoc,
+  KIND_SCHEMAS,
+  type Kind,
+  UNIT_KINDS,
+  type UnitDoc,
+} from './schema.js';
+
+export interface Location {
+  file: string;
+  line: number;
+}
+
+export interface UnitConfig {
+  doc: UnitDoc;
+  at: Location;
+  /** Output references in the unit's spec, in order of appearance. */
+  refs: Reference[];
+  /** needs plus every unit referenced: the unit's dependency edges. */
+  deps: string[];
+  /** Line where a dependency is named (needs entry or reference), for messages. */
+  depLine: (dep: string) => number;
+}
+
+export interface Config {
+  /** Commit the configuration was read from. */
+  source: string;
+  files: string[];
+  environments: Map<string, { doc: EnvironmentDoc; at: Location }>;
+  groups: Map<string, { doc: EnvironmentGroupDoc; at: Location }>;
+  units: Map<string, UnitConfig>;
+}
+
+const DEFAULT_FILES = ['nyl.yaml', 'nyl.yml'];
+
+/** Loads and validates configuration from a commit; every problem names file, line and field. */
+export async function loadConfig(
+  repo: GitRepo,
+  opts: { rev?: string; config?: string; cwd?: string },
+): Promise<Config> {
+  const rev = opts.rev ?? 'HEAD';
+  const commit = await repo.readCommit(rev);
+  if (!commit)
+    throw new NylError(
+      problem('NYL-SOURCE-MISSING', `${repo.root} has no commit ${rev} to read configuration from`, {
+        fix: 'commit your nyl.yaml (`git add nyl.yaml && git commit -m "add nyl.yaml"`) and run again',
+      }),
+    );
+  const files = await configFiles(repo, commit.oid, opts);
+  const texts = await Promise.all(files.map((f) => repo.readObject(`${commit.oid}:${f}`)));
+  const problems: Problem[] = [];
+  const cfg: Config = {
+    source: commit.oid,
+    files,
+    environments: new Map(),
+    groups: new Map(),
+    units: new Map(),
+  };
+  files.forEach((file, i) => {
+    parseFile(file, texts[i]?.body.toString('utf8') ?? '', cfg, problems);
+  });
+  if (!problems.length) checkReferences(cfg, problems);
+  if (!problems.length) checkCycles(cfg, problems);
+  if (problems.length) throw new NylError(problems);
+  return cfg;
+}
+
+async function configFiles(repo: GitRepo, commit: string, opts: { config?: string; cwd?: string }): Promise<string[]> {
+  const notCommitted = (path: string) =>
+    problem(
+      'NYL-CONFIG-MISSING',
+      `${path} is not in the source commit ${commit.slice(0, 12)} (Nyl reads configuration from HEAD, not the working tree)`,
+      {
+        subject: path,
+        fix: `commit it (\`git add ${path} && git commit\`) or pass --config FILE|DIR`,
+      },
+    );
+  if (!opts.config) {
+    for (const f of DEFAULT_FILES) {
+      const o = await repo.readObject(`${commit}:${f}`);
+      if (o?.type === 'blob') return [f];
+    }
+    throw new NylError(notCommitted('nyl.yaml'));
+  }
+  const abs = resolve(opts.cwd ?? process.cwd(), opts.config);
+  let rel = relative(repo.root, abs).split('\\').join('/');
+  if (rel.startsWith('..'))
+    throw new NylError(
+      problem('NYL-CONFIG-MISSING', `${opts.config} is outside the repository ${repo.root}`, {
+        subject: opts.config,
+        fix: 'pass a file or directory inside the repository',
+      }),
+    );
+  if (rel === '') rel = '.';
+  const o = await repo.readObject(rel === '.' ? `${commit}^{tree}` : `${commit}:${rel}`);
+  if (!o) throw new NylError(notCommitted(rel));
+  if (o.type === 'blob') return [rel];
+  const all = await repo.readTreeRecursive(o.oid, rel === '.' ? '' : rel);
+  const yamls = [...all.keys()].filter((p) => /\.ya?ml$/.test(p)).sort();
+  if (!yamls.length)
+    throw new NylError(
+      problem('NYL-CONFIG-MISSING', `${rel} holds no .yaml or .yml file in the source commit`, {
+        subject: rel,
+        fix: 'commit configuration files there or pass --config FILE',
+      }),
+    );
+  return yamls.map((p) => posix.normalize(p));
+}
+
+function lineOf(lc: LineCounter, offset: number | undefined): number {
+  return offset === undefined ? 1 : lc.linePos(offset).line;
+}
+
+/** The line of the deepest node on `path` that exists; for an unknown key, the key itself. */
+function locate(doc: Document, lc: LineCounter, path: (string | number)[], key?: string): number {
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (node && typeof node === 'object' && 'range' in node) {
+      if (key !== undefined && n === path.length && isMap(node)) {
+        const pair = (node as YAMLMap).items.find((p) => isScalar(p.key) && p.key.value === key);
+        if (pair && isScalar(pair.key)) return lineOf(lc, pair.key.range?.[0]);
+      }
+      return lineOf(lc, (node as { range?: [number, number, number] }).range?.[0]);
+    }
+  }
+  return 1;
+}
+
+function parseFile(file: string, text: string, cfg: Config, problems: Problem[]): void {
+  const lc = new LineCounter();
+  const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  if (!Array.isArray(docs)) return; // an empty stream
+  for (const doc of docs) {
+    if (doc.errors.length) {
+      for (const e of doc.errors) {
+        const line = e.linePos?.[0]?.line ?? lineOf(lc, e.pos[0]);
+        problems.push(
+          problem('NYL-CONFIG-SYNTAX', `YAML syntax error: ${e.message.split('\n')[0]}`, {
+            subject: `${file}:${line}`,
+            fix: `correct the YAML at ${file} line ${line}`,
+          }),
+        );
+      }
+      continue;
+    }
+    const value = doc.toJS() as unknown;
+    if (value === null || value === undefined) continue;
+    const docLine = locate(doc, lc, []);
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      problems.push(
+        problem('NYL-CONFIG-INVALID', 'a configuration document must be a mapping with a kind', {
+          subject: `${file}:${docLine}`,
+          fix: 'start the document with `kind: Environment|EnvironmentGroup|Command` and `name: ...`',
+        }),
+      );
+      continue;
+    }
+    const kind = (value as { kind?: unknown }).kind;
+    if (typeof kind !== 'string' || !(kind in KIND_SCHEMAS)) {
+      const line = locate(doc, lc, ['kind']);
+      problems.push(
+        problem(
+          'NYL-CONFIG-KIND',
+          kind === undefined ? 'document has no kind' : `unknown kind ${JSON.stringify(kind)}`,
+          {
+            subject: `${file}:${line} kind`,
+            fix: `set kind to one of ${Object.keys(KIND_SCHEMAS).join(', ')}`,
+          },
+        ),
+      );
+      continue;
+    }
+    const schema = KIND_SCHEMAS[kind as Kind] as z.ZodType;
+    const parsed = schema.safeParse(value);
+    const docName = typeof (value as { name?: unknown }).name === 'string' ? (value as { name: string }).name : '';
+    const what = `${kind}${docName ? ` ${docName}` : ''}`;
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) problems.push(issueProblem(file, doc, lc, what, issue, schema));
+      continue;
+    }
+    const at = { file, line: docLine };
+    const data = parsed.data as { kind: Kind; name: string };
+    const dup = (prev: Location | undefined, space: string) => {
+      if (!prev) return false;
+      problems.push(
+        problem('NYL-CONFIG-DUPLICATE', `${space} ${data.name} is defined twice (first at ${prev.file}:${prev.line})`, {
+          subject: `${file}:${locate(doc, lc, ['name'])} name`,
+          fix: `rename or remove one of the two definitions of ${data.name}`,
+        }),
+      );
+      return true;
+    };
+    if (data.kind === 'Environment') {
+      if (!dup(cfg.environments.get(data.name)?.at, 'environment'))
+        cfg.environments.set(data.name, { doc: data as EnvironmentDoc, at });
+    } else if (data.kind === 'EnvironmentGroup') {
+      if (!dup(cfg.groups.get(data.name)?.at, 'environment group'))
+        cfg.groups.set(data.name, { doc: data as EnvironmentGroupDoc, at });
+    } else if ((UNIT_KINDS as readonly string[]).includes(data.kind)) {
+      if (dup(cfg.units.get(data.name)?.at, 'unit')) continue;
+      const unit = data as UnitDoc;
+      const refs: Reference[] = [];
+      walkStrings(unit.spec, [], (s, path) => {
+        const r = scanReferences(s);
+        refs.push(...r.refs);
+        for (const b of r.bad) {
+          problems.push(
+            problem('NYL-CONFIG-REFERENCE', `${what}: unsupported expression ${b}`, {
+              subject: `${file}:${locate(doc, lc, ['spec', ...path])} spec.${path.join('.')}`,
+              fix: 'the only expression is ${{ units.<name>.outputs.<key> }}',
+            }),
+          );
+        }
+      });
+      const deps = [...new Set([...(unit.needs ?? []), ...refs.map((r) => r.unit)])];
+      const depLine = (dep: string) => findRefLine(doc, lc, dep) ?? docLine;
+      cfg.units.set(data.name, { doc: unit, at, refs, deps, depLine });
+    }
+  }
+}
+
+function findRefLine(doc: Document, lc: LineCounter, unitName: string): number | undefined {
+  const needs = doc.getIn(['needs'], true) as { items?: { value?: unknown; range?: [number, number, number] }[] };
+  for (const item of needs?.items ?? []) if (item.value === unitName) return lineOf(lc, item.range?.[0]);
+  let found: number | undefined;
+  const visit = (node: unknown) => {
+    if (found !== undefined || !node || typeof node !== 'object') return;
+    if (isScalar(node) && typeof node.value === 'string' && node.value.includes(`units.${unitName}.outputs.`)) {
+      found = lineOf(lc, node.range?.[0]);
+      return;
+    }
+    const n = node as { items?: unknown[]; value?: unknown; key?: unknown };
+    if (Array.isArray(n.items)) for (const i of n.items) visit(i);
+    if ('value' in n && n.value && typeof n.value === 'object') visit(n.value);
+  };
+  visit(doc.getIn(['spec'], true));
+  return found;
+}
+
+function walkStrings(v: unknown, path: string[], fn: (s: string, path: string[]) => void): void {
+  if (typeof v === 'string') fn(v, path);
+  else if (Array.isArray(v)) for (const [i, x] of v.entries()) walkStrings(x, [...path, String(i)], fn);
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walkStrings(x, [...path, k], fn);
+}
+
+function allowedKeys(schema: z.ZodType, path: PropertyKey[]): string[] {
+  let s: unknown = schema;
+  for (const p of path) {
+    const shape = (s as { shape?: Record<string, unknown> }).shape;
+    s = shape?.[String(p)];
+    while (s && typeof s === 'object' && 'unwrap' in s && typeof (s as { unwrap: unknown }).unwrap === 'function')
+      s = (s as { unwrap: () => unknown }).unwrap();
+  }
+  const shape = (s as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+function issueProblem(
+  file: string,
+  doc: Document,
+  lc: LineCounter,
+  what: string,
+  issue: z.core.$ZodIssue,
+  schema: z.ZodType,
+): Problem {
+  const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
+  const field = path.join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] as string;
+    const full = [...path, key].join('.');
+    const allowed = allowedKeys(schema, issue.path);
+    return problem('NYL-CONFIG-FIELD', `${what}: unknown field ${JSON.stringify(key)}`, {
+      subject: `${file}:${locate(doc, lc, path, key)} ${full}`,
+      fix: `remove ${full} or correct its spelling; allowed here: ${allowed.join(', ')}`,
+    });
+  }
+  const line = locate(doc, lc, path);
+  const subject = `${file}:${line} ${field || '(document)'}`;
+  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) {
+    return problem('NYL-CONFIG-INVALID', `${what}: required field ${field} is missing`, {
+      subject,
+      fix: `add ${field} to the ${what.split(' ')[0]} document`,
+    });
+  }
+  if (issue.code === 'custom' && issue.message.startsWith('is not a duration')) {
+    const value = doc.getIn(path);
+    return problem('NYL-CONFIG-DURATION', `${what}: ${field} ${JSON.stringify(value)} ${issue.message}`, {
+      subject,
+      fix: `set ${field} to a duration such as 30s, 10m or 1h30m`,
+    });
+  }
+  if (issue.code === 'custom' && issue.message.startsWith('must be a safe git ref component')) {
+    const value = doc.getIn(path);
+    return problem('NYL-CONFIG-NAME', `${what}: ${field} ${JSON.stringify(value)} ${issue.message}`, {
+      subject,
+      fix: `rename it using ${'letters, digits, ".", "_" and "-"'}`,
+    });
+  }
+  return problem('NYL-CONFIG-INVALID', `${what}: ${field || 'document'}: ${issue.message}`, {
+    subject,
+    fix: `correct ${field || 'the document'} in ${file} at line ${line}`,
+  });
+}
+
+function checkReferences(cfg: Config, problems: Problem[]): void {
+  for (const [name, u] of cfg.units) {
+    for (const dep of u.deps) {
+      if (cfg.units.has(dep)) continue;
+      const viaRef = u.refs.find((r) => r.unit === dep);
+      problems.push(
+        problem(
+          'NYL-CONFIG-REFERENCE',
+          viaRef
+            ? `${u.doc.kind} ${name}: ${viaRef.text} refers to unit ${dep}, which is not defined`
+            : `${u.doc.kind} ${name}: needs unit ${dep}, which is not defined`,
+          {
+            subject: `${u.at.file}:${u.depLine(dep)} ${viaRef ? 'spec' : 'needs'}`,
+            fix: `define a unit named ${dep} or correct the name (units: ${[...cfg.units.keys()].join(', ')})`,
+          },
+        ),
+      );
+    }
+    if (u.deps.includes(name))
+      problems.push(
+        problem('NYL-CONFIG-CYCLE', `${u.doc.kind} ${name} depends on itself`, {
+          subject: `${u.at.file}:${u.depLine(name)} ${name}`,
+          fix: `remove ${name} from its own needs and references`,
+        }),
+      );
+  }
+  for (const [name, e] of cfg.environments) {
+    const g = e.doc.group;
+    if (g && !cfg.groups.has(g))
+      problems.push(
+        problem('NYL-CONFIG-REFERENCE', `Environment ${name}: group ${g} is not defined`, {
+          subject: `${e.at.file}:${e.at.line} group`,
+          fix: `add a document \`kind: EnvironmentGroup\` named ${g}, or remove group`,
+        }),
+      );
+  }
+}
+
+/** Names a dependency cycle unit by unit: `a -> b -> c -> a`. */
+function checkCycles(cfg: Config, problems: Problem[]): void {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const reported = new Set<string>();
+  const visit = (n: string): void => {
+    state.set(n, 'visiting');
+    stack.push(n);
+    for (const d of cfg.units.get(n)?.deps ?? []) {
+      if (d === n || !cfg.units.has(d)) continue;
+      const s = state.get(d);
+      if (s === 'visiting') {
+        const cycle = [...stack.slice(stack.indexOf(d)), d];
+        const key = [...cycle].slice(0, -1).sort().join(',');
+        if (!reported.has(key)) {
+          reported.add(key);
+          const u = cfg.units.get(d) as UnitConfig;
+          problems.push(
+            problem('NYL-CONFIG-CYCLE', `dependency cycle: ${cycle.join(' -> ')}`, {
+              subject: `${u.at.file}:${u.at.line} ${d}`,
+              fix: 'remove one of these needs or output references to break the cycle',
+            }),
+          );
+        }
+      } else if (!s) visit(d);
+    }
+    stack.pop();
+    state.set(n, 'done');
+  };
+  for (const n of cfg.units.keys()) if (!state.has(n)) visit(n);
+}

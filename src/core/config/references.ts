@@ -1,0 +1,76 @@
+/** `${{ units.<name>.outputs.<key> }}`: the one expression form configuration supports. */
+const EXPR = /\$\{\{\s*(.*?)\s*\}\}/g;
+const REF = /^units\.(.+)\.outputs\.([A-Za-z_][A-Za-z0-9_-]*)$/;
+
+export interface Reference {
+  unit: string;
+  key: string;
+  /** The expression as written, e.g. `${{ units.db.outputs.url }}`. */
+  text: string;
+}
+
+export type ScanResult = { refs: Reference[]; bad: string[] };
+
+export function scanReferences(text: string): ScanResult {
+  const refs: Reference[] = [];
+  const bad: string[] = [];
+  for (const m of text.matchAll(EXPR)) {
+    const r = REF.exec(m[1] as string);
+    if (r) refs.push({ unit: r[1] as string, key: r[2] as string, text: m[0] });
+    else bad.push(m[0]);
+  }
+  return { refs, bad };
+}
+
+/** Environment variable that carries a reference's value into a shell script. */
+export function referenceVariable(ref: { unit: string; key: string }): string {
+  const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
+  return `NYL_INPUT_${clean(ref.unit)}__${clean(ref.key)}`;
+}
+
+/**
+ * Rewrites references in a bash script into quoted variable expansions, so an output holding
+ * `$(…)`, backticks or `;` stays data: bash expands a variable's value without evaluating it.
+ * Inside double quotes the expansion is used as is; elsewhere it is wrapped in double quotes.
+ */
+export function shellSafeScript(script: string): string {
+  let out = '';
+  let inSingle = false;
+  let inDouble = false;
+  let i = 0;
+  while (i < script.length) {
+    const ch = script[i] as string;
+    if (script.startsWith('${{', i)) {
+      const end = script.indexOf('}}', i + 3);
+      if (end >= 0) {
+        const inner = script.slice(i + 3, end).trim();
+        const r = REF.exec(inner);
+        if (r) {
+          const v = `\${${referenceVariable({ unit: r[1] as string, key: r[2] as string })}}`;
+          // In single quotes: close them, expand in double quotes, reopen.
+          out += inSingle ? `'"${v}"'` : inDouble ? v : `"${v}"`;
+          i = end + 2;
+          continue;
+        }
+      }
+    }
+    if (ch === '\\' && !inSingle) {
+      out += script.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (ch === "'" && !inDouble) inSingle = !inSingle;
+    else if (ch === '"' && !inSingle) inDouble = !inDouble;
+    out += ch;
+    i++;
+  }
+  return out;
+}
+
+/** Replaces references with their values, for fields that are data rather than code. */
+export function substitute(text: string, value: (ref: Reference) => string): string {
+  return text.replace(EXPR, (whole, inner: string) => {
+    const r = REF.exec(inner);
+    return r ? value({ unit: r[1] as string, key: r[2] as string, text: whole }) : whole;
+  });
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { parseDuration } from '../util/duration.js';
+
+/** A name that can be one component of a git ref (units and environments name refs and tree paths). */
+export const SAFE_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_-])?$/;
+export function isSafeName(s: string): boolean {
+  return SAFE_NAME.test(s) && !s.includes('..') && !s.endsWith('.lock');
+}
+const SAFE_NAME_HINT = 'letters, digits, ".", "_" and "-", starting with a letter or digit, at most 100 characters';
+
+const name = z
+  .string()
+  .refine(isSafeName, { message: `must be a safe git ref component (${SAFE_NAME_HINT})` })
+  .describe('Unique name; a git ref component');
+
+const duration = z
+  .string()
+  .refine((s) => parseDuration(s) !== undefined && (parseDuration(s) as number) > 0, {
+    message: 'is not a duration: write a number with a unit, e.g. 30s, 10m, 1h30m',
+  })
+  .describe('A duration such as 30s, 10m or 1h30m');
+
+const driftRepair = z
+  .enum(['converge', 'manual'])
+  .describe('What reconcile does with drifted units: converge re-executes safe ones, manual leaves them');
+
+const refPrefix = z
+  .string()
+  .regex(/^refs\/[A-Za-z0-9_.\-/]+[A-Za-z0-9_-]$/, { message: 'must be a ref prefix such as refs/nyl' })
+  .describe('Where Nyl keeps its refs (default refs/nyl)');
+
+export const EnvironmentSchema = z
+  .strictObject({
+    kind: z.literal('Environment'),
+    name,
+    description: z.string().optional(),
+    group: name.optional().describe('EnvironmentGroup this environment belongs to'),
+    driftRepair: driftRepair.optional(),
+    coordinationRefPrefix: refPrefix.optional(),
+  })
+  .describe('A named target with its own lease and state refs');
+
+export const EnvironmentGroupSchema = z
+  .strictObject({
+    kind: z.literal('EnvironmentGroup'),
+    name,
+    description: z.string().optional(),
+    driftRepair: driftRepair.optional(),
+    coordinationRefPrefix: refPrefix.optional(),
+  })
+  .describe('Settings shared by several environments');
+
+const unitBase = {
+  name,
+  description: z.string().optional(),
+  environments: z
+    .array(name)
+    .optional()
+    .describe('Environments (or EnvironmentGroups) this unit belongs to; default: all'),
+  needs: z.array(name).optional().describe('Units that must finish before this one'),
+  timeout: duration.optional().describe('Execution timeout (default 30m); past it the unit is uncertain'),
+};
+
+export const CommandSpecSchema = z.strictObject({
+  run: z.string().min(1).describe('bash script run in the repository root, in its own process group'),
+  idempotent: z.boolean().optional().describe('true: safe to run again (converge recovery policy)'),
+  check: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('verify: exit 0 in sync, 2 drifted (stdout is the detail), else unknown'),
+  inspect: z.string().min(1).optional().describe('recovery: exit 0 applied, 2 not applied, else unknown'),
+  destroy: z.string().min(1).optional().describe('teardown script'),
+});
+
+export const CommandSchema = z
+  .strictObject({
+    kind: z.literal('Command'),
+    ...unitBase,
+    spec: CommandSpecSchema,
+  })
+  .describe('A unit that runs a bash script');
+
+export type EnvironmentDoc = z.infer<typeof EnvironmentSchema>;
+export type EnvironmentGroupDoc = z.infer<typeof EnvironmentGroupSchema>;
+export type CommandDoc = z.infer<typeof CommandSchema>;
+export type UnitDoc = CommandDoc;
+
+export const UNIT_KINDS = ['Command'] as const;
+export const KIND_SCHEMAS = {
+  Environment: EnvironmentSchema,
+  EnvironmentGroup: EnvironmentGroupSchema,
+  Command: CommandSchema,
+} as const;
+export type Kind = keyof typeof KIND_SCHEMAS;
+
+/** The JSON Schema editors use for nyl.yaml (one document; multi-document files validate each). */
+export function configJsonSchema(): unknown {
+  const schema = z.toJSONSchema(z.union([EnvironmentSchema, EnvironmentGroupSchema, CommandSchema]), {
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
+  return {
+    $id: 'https://nyl.dev/schema/nyl.schema.json',
+    title: 'Nyl configuration document',
+    ...schema,
+  };
+}

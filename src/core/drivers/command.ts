@@ -1,0 +1,130 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { referenceVariable, shellSafeScript } from '../config/references.js';
+import type { DesiredUnit } from '../resolve/desired.js';
+import { formatDuration } from '../util/duration.js';
+import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy } from './driver.js';
+import { runScript } from './process.js';
+
+interface CommandSpec {
+  run: string;
+  idempotent?: boolean;
+  check?: string;
+  inspect?: string;
+  destroy?: string;
+}
+
+const REASON_LINES = 5;
+
+function lastLines(text: string, n: number): string {
+  const lines = text.replace(/\s+$/, '').split('\n');
+  return lines.slice(-n).join('\n');
+}
+
+/** Parses `key=value` and `key<<DELIM … DELIM` lines, as a step writes $GITHUB_OUTPUT. */
+export function parseOutputFile(text: string): { outputs: Record<string, string>; error?: string } {
+  const outputs: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).replace(/\r$/, '');
+    if (line.trim() === '') continue;
+    const heredoc = /^([A-Za-z_][A-Za-z0-9_-]*)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const delim = heredoc[2] as string;
+      const body: string[] = [];
+      let j = i + 1;
+      while (j < lines.length && (lines[j] as string).replace(/\r$/, '') !== delim) body.push(lines[j++] as string);
+      if (j >= lines.length) return { outputs, error: `NYL_OUTPUT line ${i + 1}: no closing ${delim}` };
+      outputs[heredoc[1] as string] = body.join('\n');
+      i = j;
+      continue;
+    }
+    const eq = line.indexOf('=');
+    const key = eq > 0 ? line.slice(0, eq) : '';
+    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key))
+      return { outputs, error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(line.slice(0, 80))}` };
+    outputs[key] = line.slice(eq + 1);
+  }
+  return { outputs };
+}
+
+/** Environment of a tool: inherited, plus NYL_* facts and one variable per output reference. */
+export function unitEnv(
+  ctx: { environment: string; run: string; unit: DesiredUnit },
+  output: string,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NYL_ENVIRONMENT: ctx.environment,
+    NYL_UNIT: ctx.unit.name,
+    NYL_RUN: ctx.run,
+    NYL_UID: ctx.unit.uid,
+    NYL_OUTPUT: output,
+  };
+  for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
+    const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
+    if (m) env[referenceVariable({ unit: m[1] as string, key: m[2] as string })] = value;
+  }
+  return env;
+}
+
+export const commandDriver: Driver = {
+  kind: 'Command',
+
+  policy(unit: DesiredUnit): RecoveryPolicy {
+    const spec = unit.spec as unknown as CommandSpec;
+    if (spec.idempotent) return 'converge';
+    if (spec.inspect) return 'inspect';
+    return 'manual';
+  },
+
+  async execute(ctx: ExecuteContext): Promise<ExecuteResult> {
+    const spec = ctx.unit.spec as unknown as CommandSpec;
+    const dir = await mkdtemp(join(tmpdir(), 'nyl-out-'));
+    const outFile = join(dir, 'output');
+    try {
+      const r = await runScript({
+        script: shellSafeScript(spec.run),
+        cwd: ctx.cwd,
+        env: unitEnv(ctx, outFile),
+        timeoutMs: ctx.timeoutMs,
+        cancellation: ctx.cancellation,
+      });
+      const log = ctx.mask(r.tail);
+      if (r.timedOut)
+        return {
+          status: 'uncertain',
+          reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
+          log,
+          durationMs: r.durationMs,
+        };
+      if (r.cancelled)
+        return {
+          status: 'uncertain',
+          reason: `run ${ctx.run} was cancelled while executing it`,
+          log,
+          durationMs: r.durationMs,
+        };
+      if (r.exitCode !== 0) {
+        const how = r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+        const tail = lastLines(log, REASON_LINES);
+        return {
+          status: 'failed',
+          reason: tail ? `${how}: ${tail}` : how,
+          exitCode: r.exitCode ?? undefined,
+          retryable: true,
+          log,
+          durationMs: r.durationMs,
+        };
+      }
+      const text = await readFile(outFile, 'utf8').catch(() => '');
+      const parsed = parseOutputFile(text);
+      if (parsed.error)
+        return { status: 'failed', reason: parsed.error, retryable: true, log, durationMs: r.durationMs };
+      return { status: 'succeeded', outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+};

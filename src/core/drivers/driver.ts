@@ -1,0 +1,34 @@
+import type { DesiredUnit } from '../resolve/desired.js';
+import type { Cancellation } from '../util/cancel.js';
+
+export type RecoveryPolicy = 'converge' | 'inspect' | 'manual';
+
+export interface ExecuteContext {
+  environment: string;
+  run: string;
+  unit: DesiredUnit;
+  /** Repository root: where tools run. */
+  cwd: string;
+  timeoutMs: number;
+  cancellation: Cancellation;
+  /** Masks secrets in text that will be stored. */
+  mask: (text: string) => string;
+}
+
+export type ExecuteResult =
+  | {
+      status: 'succeeded';
+      outputs: Record<string, string>;
+      artifacts: Record<string, string>;
+      log: string;
+      durationMs: number;
+    }
+  | { status: 'failed'; reason: string; exitCode?: number; retryable: boolean; log: string; durationMs: number }
+  | { status: 'uncertain'; reason: string; log: string; durationMs: number };
+
+/** What every unit kind implements; the engine treats all kinds alike. Drivers never touch git. */
+export interface Driver {
+  readonly kind: string;
+  policy(unit: DesiredUnit): RecoveryPolicy;
+  execute(ctx: ExecuteContext): Promise<ExecuteResult>;
+}

@@ -1,0 +1,87 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { gitEnv, gitStats } from './exec.js';
+
+export interface CatFileObject {
+  oid: string;
+  type: string;
+  body: Buffer;
+}
+
+interface Pending {
+  resolve: (o: CatFileObject | undefined) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * One long-lived `git cat-file --batch`: every object read of a command goes through it,
+ * pipelined, so reading N state documents costs one process, not N.
+ */
+export class CatFile {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private buf: Buffer = Buffer.alloc(0);
+  private queue: Pending[] = [];
+  private failed: Error | undefined;
+
+  constructor(private readonly cwd: string) {}
+
+  private start(): ChildProcessWithoutNullStreams {
+    if (this.child) return this.child;
+    gitStats.spawns++;
+    gitStats.commands.push('cat-file');
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv() });
+    child.stdout.on('data', (d: Buffer) => {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+      this.drain();
+    });
+    const fail = (e: Error) => {
+      this.failed = e;
+      for (const p of this.queue.splice(0)) p.reject(e);
+    };
+    child.on('error', fail);
+    child.on('exit', (code) => {
+      if (this.queue.length) fail(new Error(`git cat-file exited with ${code}`));
+      this.child = undefined;
+    });
+    child.stdin.on('error', () => {});
+    child.stderr.resume();
+    this.child = child;
+    return child;
+  }
+
+  private drain(): void {
+    while (this.queue.length) {
+      const nl = this.buf.indexOf(0x0a);
+      if (nl < 0) return;
+      const header = this.buf.toString('utf8', 0, nl);
+      const parts = header.split(' ');
+      if (parts.length === 2 && (parts[1] === 'missing' || parts[1] === 'ambiguous')) {
+        this.buf = this.buf.subarray(nl + 1);
+        this.queue.shift()?.resolve(undefined);
+        continue;
+      }
+      const size = Number(parts[2]);
+      if (this.buf.length < nl + 1 + size + 1) return;
+      const body = Buffer.from(this.buf.subarray(nl + 1, nl + 1 + size));
+      this.buf = this.buf.subarray(nl + 1 + size + 1);
+      this.queue.shift()?.resolve({ oid: parts[0] as string, type: parts[1] as string, body });
+    }
+  }
+
+  /** Reads an object by name (`oid`, `ref`, `rev:path`); undefined when it does not exist. */
+  read(name: string): Promise<CatFileObject | undefined> {
+    if (this.failed) return Promise.reject(this.failed);
+    if (/[\n]/.test(name)) return Promise.resolve(undefined);
+    const child = this.start();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ resolve, reject });
+      child.stdin.write(`${name}\n`);
+    });
+  }
+
+  close(): void {
+    if (this.child) {
+      this.child.stdin.end();
+      this.child = undefined;
+    }
+  }
+}

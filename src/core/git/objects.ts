@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+
+/** Git objects built in-process: their ids are computed here, git only stores them. */
+export type HashAlgo = 'sha1' | 'sha256';
+export type ObjectType = 'blob' | 'tree' | 'commit';
+
+export interface GitObject {
+  type: ObjectType;
+  oid: string;
+  body: Buffer;
+}
+
+export function makeObject(algo: HashAlgo, type: ObjectType, body: Buffer): GitObject {
+  const h = createHash(algo);
+  h.update(`${type} ${body.length}\0`);
+  h.update(body);
+  return { type, oid: h.digest('hex'), body };
+}
+
+export interface TreeEntry {
+  mode: '100644' | '40000';
+  name: string;
+  oid: string;
+}
+
+/** Tree entries sort as if directory names ended in '/'. */
+export function serializeTree(entries: TreeEntry[]): Buffer {
+  const key = (e: TreeEntry) => (e.mode === '40000' ? `${e.name}/` : e.name);
+  const sorted = [...entries].sort((a, b) => {
+    const ka = Buffer.from(key(a));
+    const kb = Buffer.from(key(b));
+    return Buffer.compare(ka, kb);
+  });
+  const parts: Buffer[] = [];
+  for (const e of sorted) {
+    parts.push(Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, 'hex'));
+  }
+  return Buffer.concat(parts);
+}
+
+export function parseTree(algo: HashAlgo, body: Buffer): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  let i = 0;
+  const hashLen = algo === 'sha256' ? 32 : 20;
+  while (i < body.length) {
+    const sp = body.indexOf(0x20, i);
+    const nul = body.indexOf(0, sp);
+    const mode = body.toString('latin1', i, sp);
+    const name = body.toString('utf8', sp + 1, nul);
+    const oid = body.toString('hex', nul + 1, nul + 1 + hashLen);
+    out.push({ mode: mode === '40000' ? '40000' : '100644', name, oid });
+    i = nul + 1 + hashLen;
+  }
+  return out;
+}
+
+export interface Signature {
+  name: string;
+  email: string;
+}
+
+export interface CommitSpec {
+  tree: string;
+  parents: string[];
+  author: Signature;
+  message: string;
+  /** Milliseconds; defaults to now. */
+  time?: number;
+}
+
+export function serializeCommit(c: CommitSpec): Buffer {
+  const secs = Math.floor((c.time ?? Date.now()) / 1000);
+  const who = `${clean(c.author.name)} <${clean(c.author.email)}> ${secs} +0000`;
+  const lines = [`tree ${c.tree}`, ...c.parents.map((p) => `parent ${p}`), `author ${who}`, `committer ${who}`];
+  const msg = c.message.endsWith('\n') ? c.message : `${c.message}\n`;
+  return Buffer.from(`${lines.join('\n')}\n\n${msg}`);
+}
+
+function clean(s: string): string {
+  return s.replace(/[<>\n]/g, '').trim() || 'unknown';
+}
+
+export interface ParsedCommit {
+  tree: string;
+  parents: string[];
+  message: string;
+  author: string;
+  time: number;
+}
+
+export function parseCommit(body: Buffer): ParsedCommit {
+  const text = body.toString('utf8');
+  const sep = text.indexOf('\n\n');
+  const head = sep < 0 ? text : text.slice(0, sep);
+  const message = sep < 0 ? '' : text.slice(sep + 2);
+  let tree = '';
+  const parents: string[] = [];
+  let author = '';
+  let time = 0;
+  for (const line of head.split('\n')) {
+    if (line.startsWith('tree ')) tree = line.slice(5);
+    else if (line.startsWith('parent ')) parents.push(line.slice(7));
+    else if (line.startsWith('committer ')) {
+      const m = /^committer (.*) (\d+) [+-]\d{4}$/.exec(line);
+      if (m) {
+        author = m[1] as string;
+        time = Number(m[2]) * 1000;
+      }
+    }
+  }
+  return { tree, parents, message, author, time };
+}
+
+const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
+
+/** A version 2 pack of whole (undeltified) objects, for `git unpack-objects`. */
+export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
+  const parts: Buffer[] = [];
+  const header = Buffer.alloc(12);
+  header.write('PACK', 0, 'latin1');
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(objects.length, 8);
+  parts.push(header);
+  for (const o of objects) {
+    let size = o.body.length;
+    const bytes: number[] = [];
+    let byte = (PACK_TYPE[o.type] << 4) | (size & 0x0f);
+    size >>>= 4;
+    while (size > 0) {
+      bytes.push(byte | 0x80);
+      byte = size & 0x7f;
+      size >>>= 7;
+    }
+    bytes.push(byte);
+    parts.push(Buffer.from(bytes), deflateSync(o.body, { level: 1 }));
+  }
+  const body = Buffer.concat(parts);
+  const trailer = createHash(algo).update(body).digest();
+  return Buffer.concat([body, trailer]);
+}

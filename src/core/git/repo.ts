@@ -1,0 +1,251 @@
+import { CatFile } from './cat-file.js';
+import { runGit } from './exec.js';
+import {
+  buildPack,
+  type CommitSpec,
+  type GitObject,
+  type HashAlgo,
+  makeObject,
+  type ObjectType,
+  type ParsedCommit,
+  parseCommit,
+  parseTree,
+  type Signature,
+  serializeCommit,
+  serializeTree,
+  type TreeEntry,
+} from './objects.js';
+
+export class GitError extends Error {
+  constructor(
+    message: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A compare-and-swap ref update; `old` undefined means "must not exist", `new` undefined deletes. */
+export interface RefUpdate {
+  ref: string;
+  old: string | undefined;
+  new: string | undefined;
+}
+
+/** Files of a tree by path: new content, or an object that already exists. */
+export type TreeFiles = Map<string, Buffer | { oid: string }>;
+
+/**
+ * The git command manager: one object reader process, one spawn per object batch and per
+ * ref transaction. Objects are hashed here so ids are known before git stores them.
+ */
+export class GitRepo {
+  readonly cat: CatFile;
+  private readonly known = new Set<string>();
+  private identity: Signature | undefined;
+
+  private constructor(
+    readonly root: string,
+    readonly gitDir: string,
+    readonly algo: HashAlgo,
+    readonly bare: boolean,
+  ) {
+    this.cat = new CatFile(root);
+  }
+
+  static async open(cwd: string): Promise<GitRepo> {
+    // One process for a work tree; a bare repository has no top level and needs a second ask.
+    const args = ['rev-parse', '--absolute-git-dir', '--show-object-format', '--is-bare-repository'];
+    let r = await runGit([...args, '--show-toplevel'], { cwd });
+    if (r.code !== 0) r = await runGit(args, { cwd });
+    if (r.code !== 0) throw new GitError(`${cwd} is not inside a git repository`, r.stderr);
+    const [gitDir, format, bare, top] = r.stdout.toString('utf8').trim().split('\n');
+    const isBare = bare === 'true';
+    const root = isBare || !top ? (gitDir as string) : top;
+    return new GitRepo(root, gitDir as string, format === 'sha256' ? 'sha256' : 'sha1', isBare);
+  }
+
+  get zeroOid(): string {
+    return '0'.repeat(this.algo === 'sha256' ? 64 : 40);
+  }
+
+  close(): void {
+    this.cat.close();
+  }
+
+  // ---- reading -------------------------------------------------------------------------
+
+  async readObject(name: string): Promise<{ oid: string; type: string; body: Buffer } | undefined> {
+    const o = await this.cat.read(name);
+    if (o) this.known.add(o.oid);
+    return o;
+  }
+
+  async readCommit(name: string): Promise<(ParsedCommit & { oid: string }) | undefined> {
+    const o = await this.readObject(name);
+    if (o?.type !== 'commit') return undefined;
+    return { oid: o.oid, ...parseCommit(o.body) };
+  }
+
+  async readTree(oid: string): Promise<TreeEntry[]> {
+    const o = await this.readObject(oid);
+    if (o?.type !== 'tree') return [];
+    const entries = parseTree(this.algo, o.body);
+    for (const e of entries) this.known.add(e.oid);
+    return entries;
+  }
+
+  /** Every blob under a tree, by path; subtrees are read in parallel through the one reader. */
+  async readTreeRecursive(oid: string, prefix = ''): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const walk = async (tree: string, at: string): Promise<void> => {
+      const entries = await this.readTree(tree);
+      await Promise.all(
+        entries.map((e) => {
+          const p = at ? `${at}/${e.name}` : e.name;
+          if (e.mode === '40000') return walk(e.oid, p);
+          out.set(p, e.oid);
+          return undefined;
+        }),
+      );
+    };
+    await walk(oid, prefix);
+    return out;
+  }
+
+  async readBlobs(oids: string[]): Promise<Buffer[]> {
+    return Promise.all(
+      oids.map(async (oid) => {
+        const o = await this.readObject(oid);
+        if (!o) throw new GitError(`object ${oid} is missing`, '');
+        return o.body;
+      }),
+    );
+  }
+
+  /** Refs under a prefix with their tips, in one process. */
+  async listRefs(prefix: string): Promise<Map<string, string>> {
+    const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', `${prefix}/`], {
+      cwd: this.root,
+    });
+    if (r.code !== 0) throw new GitError('git for-each-ref failed', r.stderr);
+    const out = new Map<string, string>();
+    for (const line of r.stdout.toString('utf8').split('\n')) {
+      if (!line) continue;
+      const sp = line.indexOf(' ');
+      out.set(line.slice(sp + 1), line.slice(0, sp));
+      this.known.add(line.slice(0, sp));
+    }
+    return out;
+  }
+
+  // ---- writing -------------------------------------------------------------------------
+
+  /** Hashes objects now; `flush` stores the ones git does not have yet in one process. */
+  batch(): ObjectBatch {
+    return new ObjectBatch(this);
+  }
+
+  /** @internal */
+  async storeObjects(objects: GitObject[]): Promise<void> {
+    const fresh = objects.filter((o) => !this.known.has(o.oid));
+    if (!fresh.length) return;
+    const pack = buildPack(this.algo, fresh);
+    const r = await runGit(['unpack-objects', '-q'], { cwd: this.root, input: pack });
+    if (r.code !== 0) throw new GitError('git unpack-objects failed', r.stderr);
+    for (const o of fresh) this.known.add(o.oid);
+  }
+
+  /** @internal */
+  isKnown(oid: string): boolean {
+    return this.known.has(oid);
+  }
+
+  /**
+   * Applies updates as one transaction with every old value verified.
+   * Returns false when a ref moved underneath us (a lost race), throws on other failures.
+   */
+  async updateRefs(updates: RefUpdate[]): Promise<boolean> {
+    if (!updates.length) return true;
+    const lines = ['start'];
+    for (const u of updates) {
+      const old = u.old ?? this.zeroOid;
+      if (u.new === undefined) lines.push(`delete ${u.ref} ${old}`);
+      else lines.push(`update ${u.ref} ${u.new} ${old}`);
+    }
+    lines.push('prepare', 'commit', '');
+    const r = await runGit(['update-ref', '--stdin'], { cwd: this.root, input: lines.join('\n') });
+    if (r.code === 0) return true;
+    if (/cannot lock ref|is at .* but expected|reference already exists|unable to resolve reference/.test(r.stderr))
+      return false;
+    throw new GitError('git update-ref failed', r.stderr);
+  }
+
+  /** The operator's git identity (user.name/user.email), or the local user as a fallback. */
+  async signature(): Promise<Signature> {
+    if (this.identity) return this.identity;
+    const env = process.env;
+    let name = env.GIT_COMMITTER_NAME ?? env.GIT_AUTHOR_NAME;
+    let email = env.GIT_COMMITTER_EMAIL ?? env.GIT_AUTHOR_EMAIL;
+    if (!name || !email) {
+      const r = await runGit(['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: this.root });
+      for (const line of r.stdout.toString('utf8').split('\n')) {
+        const sp = line.indexOf(' ');
+        if (line.startsWith('user.name ')) name ??= line.slice(sp + 1);
+        if (line.startsWith('user.email ')) email ??= line.slice(sp + 1);
+      }
+    }
+    this.identity = { name: name || 'nyl', email: email || 'nyl@localhost' };
+    return this.identity;
+  }
+}
+
+export class ObjectBatch {
+  private readonly objects: GitObject[] = [];
+  constructor(private readonly repo: GitRepo) {}
+
+  add(type: ObjectType, body: Buffer): string {
+    const o = makeObject(this.repo.algo, type, body);
+    if (!this.repo.isKnown(o.oid) && !this.objects.some((x) => x.oid === o.oid)) this.objects.push(o);
+    return o.oid;
+  }
+
+  /** Builds nested trees from paths; unchanged files given by oid are not stored again. */
+  tree(files: TreeFiles): string {
+    interface Dir {
+      files: Map<string, string>;
+      dirs: Map<string, Dir>;
+    }
+    const root: Dir = { files: new Map(), dirs: new Map() };
+    for (const [path, content] of files) {
+      const parts = path.split('/');
+      let d = root;
+      for (const p of parts.slice(0, -1)) {
+        let next = d.dirs.get(p);
+        if (!next) {
+          next = { files: new Map(), dirs: new Map() };
+          d.dirs.set(p, next);
+        }
+        d = next;
+      }
+      const oid = Buffer.isBuffer(content) ? this.add('blob', content) : content.oid;
+      d.files.set(parts[parts.length - 1] as string, oid);
+    }
+    const write = (d: Dir): string => {
+      const entries: TreeEntry[] = [];
+      for (const [name, oid] of d.files) entries.push({ mode: '100644', name, oid });
+      for (const [name, sub] of d.dirs) entries.push({ mode: '40000', name, oid: write(sub) });
+      return this.add('tree', serializeTree(entries));
+    };
+    return write(root);
+  }
+
+  commit(spec: CommitSpec): string {
+    return this.add('commit', serializeCommit(spec));
+  }
+
+  async flush(): Promise<void> {
+    const list = this.objects.splice(0);
+    await this.repo.storeObjects(list);
+  }
+}

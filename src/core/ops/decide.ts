@@ -1,0 +1,32 @@
+import type { RecoveryPolicy } from '../drivers/driver.js';
+import type { DesiredUnit } from '../resolve/desired.js';
+import type { ObservedUnit } from '../state/documents.js';
+
+export type Decision =
+  | { action: 'execute'; why: 'new' | 'changed' | 'retry' | 'recover' }
+  | { action: 'current' }
+  /** A condition that waits for an operator (`nyl recover`). */
+  | { action: 'wait'; state: 'uncertain' | 'failed'; reason: string };
+
+/** Whether a unit executes, from its desired document, what was observed and its recovery policy. */
+export function decide(desired: DesiredUnit, observed: ObservedUnit | undefined, policy: RecoveryPolicy): Decision {
+  const c = observed?.condition;
+  if (c?.state === 'uncertain') {
+    if (policy === 'converge') return { action: 'execute', why: 'recover' };
+    return { action: 'wait', state: 'uncertain', reason: c.reason };
+  }
+  if (c?.state === 'failed') {
+    if (c.retryable !== false) return { action: 'execute', why: 'retry' };
+    return { action: 'wait', state: 'failed', reason: c.reason };
+  }
+  if (!observed?.receipt) return { action: 'execute', why: 'new' };
+  if (observed.receipt.executionKey !== desired.executionKey) return { action: 'execute', why: 'changed' };
+  return { action: 'current' };
+}
+
+export const WHY_TEXT: Record<'new' | 'changed' | 'retry' | 'recover', string> = {
+  new: 'new unit',
+  changed: 'desired document changed',
+  retry: 'last execution failed',
+  recover: 'uncertain; its recovery policy converges',
+};

@@ -1,0 +1,96 @@
+import type { RecoveryPolicy } from '../drivers/driver.js';
+import { driverFor } from '../drivers/index.js';
+import { type DesiredUnit, MissingOutputError, type Outputs, resolveUnit } from '../resolve/desired.js';
+import type { Selection } from '../resolve/select.js';
+import type { ObservedUnit } from '../state/documents.js';
+import type { EnvState } from '../state/read.js';
+import { uuid7 } from '../util/uuid7.js';
+import { type Decision, decide } from './decide.js';
+
+export type Evaluation =
+  | Decision
+  /** Inputs come from a unit that executes first: known only after it has. */
+  | { action: 'pending'; on: string[] }
+  /** Needs a unit that failed, is uncertain or is blocked itself. */
+  | { action: 'blocked'; on: string; reason: string }
+  /** Cannot be resolved, e.g. an upstream receipt lacks the referenced output. */
+  | { action: 'invalid'; reason: string };
+
+export interface EvaluatedUnit {
+  name: string;
+  kind: string;
+  policy: RecoveryPolicy;
+  observed?: ObservedUnit;
+  desired?: DesiredUnit;
+  evaluation: Evaluation;
+}
+
+export function uidFor(state: EnvState, name: string): string {
+  return state.observed.get(name)?.uid ?? uuid7();
+}
+
+/** Resolves one unit against outputs known so far and decides what to do with it. */
+export function evaluateUnit(
+  sel: Selection,
+  state: EnvState,
+  name: string,
+  outcomeOf: (dep: string) => Evaluation | undefined,
+  outputsOf: (dep: string) => Outputs | undefined,
+  uid: string,
+): EvaluatedUnit {
+  const u = sel.units.get(name);
+  if (!u) throw new Error(`unit ${name} is not selected`);
+  const observed = state.observed.get(name);
+  const base = { name, kind: u.doc.kind, observed };
+  for (const dep of u.deps) {
+    const o = outcomeOf(dep);
+    if (o && (o.action === 'wait' || o.action === 'blocked' || o.action === 'invalid')) {
+      const why = o.action === 'wait' ? o.state : o.action === 'invalid' ? 'failed' : 'blocked';
+      return { ...base, policy: 'manual', evaluation: { action: 'blocked', on: dep, reason: `needs ${dep} (${why})` } };
+    }
+  }
+  const pendingOn = u.refs
+    .map((r) => r.unit)
+    .filter((d, i, a) => a.indexOf(d) === i && outcomeOf(d)?.action === 'execute');
+  if (pendingOn.length) return { ...base, policy: 'manual', evaluation: { action: 'pending', on: pendingOn } };
+  let desired: DesiredUnit;
+  try {
+    desired = resolveUnit(u, uid, outputsOf);
+  } catch (e) {
+    if (e instanceof MissingOutputError)
+      return {
+        ...base,
+        policy: 'manual',
+        evaluation: {
+          action: 'invalid',
+          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`,
+        },
+      };
+    throw e;
+  }
+  const policy = driverFor(u.doc.kind).policy(desired);
+  return { ...base, policy, desired, evaluation: decide(desired, observed, policy) };
+}
+
+/** Evaluates every unit as things stand, without executing: what plan and status show. */
+export function evaluateAll(sel: Selection, state: EnvState): Map<string, EvaluatedUnit> {
+  const out = new Map<string, EvaluatedUnit>();
+  for (const wave of sel.waves)
+    for (const name of wave)
+      out.set(
+        name,
+        evaluateUnit(
+          sel,
+          state,
+          name,
+          (d) => {
+            const e = out.get(d)?.evaluation;
+            // Pending outputs propagate: a consumer of a pending unit is pending too.
+            return e?.action === 'pending' ? { action: 'execute', why: 'changed' } : e;
+          },
+          (d) => state.observed.get(d)?.receipt?.outputs,
+          uidFor(state, name),
+        ),
+      );
+  return out;
+}

@@ -1,0 +1,47 @@
+import type { ExitCode, Problem } from '../util/errors.js';
+
+export interface UnitRow {
+  unit: string;
+  kind: string;
+  result: string;
+  detail: string;
+  durationMs?: number;
+  executionKey?: string;
+  run?: string;
+}
+
+/** What reconcile, plan and recover return; faces render it as a table or JSON. */
+export interface RunReport {
+  operation: string;
+  environment: string;
+  run?: string;
+  source: string;
+  desired?: string;
+  observed?: string;
+  rows: UnitRow[];
+  problems: Problem[];
+  exit: ExitCode;
+  /** Extra key/value lines after the table (lists, plan token, ...). */
+  extra?: [string, string][];
+}
+
+export interface StatusRow {
+  unit: string;
+  kind: string;
+  state: string;
+  receipt: string;
+  lastRun: string;
+  detail: string;
+}
+
+export interface StatusReport {
+  operation: 'status';
+  environment: string;
+  source: string;
+  desired?: string;
+  observed?: string;
+  lease?: { state: string; run: string; holder: string; deadline: string };
+  rows: StatusRow[];
+  problems: Problem[];
+  exit: ExitCode;
+}

@@ -1,0 +1,96 @@
+import type { Config, UnitConfig } from '../config/load.js';
+import { NylError, type Problem, problem } from '../util/errors.js';
+
+export const DEFAULT_PREFIX = 'refs/nyl';
+
+export interface Selection {
+  environment: string;
+  prefix: string;
+  driftRepair: 'converge' | 'manual';
+  /** Units of the environment by name. */
+  units: Map<string, UnitConfig>;
+  /** Topological layers; names sorted within a wave. */
+  waves: string[][];
+}
+
+/** Units selected for an environment, checked for dependencies outside it, ordered in waves. */
+export function selectEnvironment(cfg: Config, environment: string): Selection {
+  const env = cfg.environments.get(environment);
+  if (!env) {
+    const known = [...cfg.environments.keys()];
+    throw new NylError(
+      problem('NYL-ENV-UNKNOWN', `environment ${environment} is not defined in ${cfg.files.join(', ')}`, {
+        subject: environment,
+        fix: known.length
+          ? `use one of: ${known.join(', ')}, or add a document \`kind: Environment\` named ${environment}`
+          : `add a document \`kind: Environment\` with \`name: ${environment}\``,
+      }),
+    );
+  }
+  const group = env.doc.group ? cfg.groups.get(env.doc.group) : undefined;
+  const units = new Map<string, UnitConfig>();
+  for (const [name, u] of cfg.units) {
+    const sel = u.doc.environments;
+    if (!sel || sel.includes(environment) || (env.doc.group !== undefined && sel.includes(env.doc.group)))
+      units.set(name, u);
+  }
+  const problems: Problem[] = [];
+  for (const [name, u] of units)
+    for (const d of u.deps)
+      if (!units.has(d))
+        problems.push(
+          problem(
+            'NYL-CONFIG-REFERENCE',
+            `${u.doc.kind} ${name} depends on unit ${d}, which is not part of environment ${environment}`,
+            {
+              subject: `${u.at.file}:${u.depLine(d)} ${name}`,
+              fix: `add ${environment} to the environments of ${d}, or remove the dependency`,
+            },
+          ),
+        );
+  if (problems.length) throw new NylError(problems);
+  return {
+    environment,
+    prefix: env.doc.coordinationRefPrefix ?? group?.doc.coordinationRefPrefix ?? DEFAULT_PREFIX,
+    driftRepair: env.doc.driftRepair ?? group?.doc.driftRepair ?? 'converge',
+    units,
+    waves: waves(units),
+  };
+}
+
+export function waves(units: Map<string, UnitConfig>): string[][] {
+  const level = new Map<string, number>();
+  const depth = (n: string): number => {
+    const known = level.get(n);
+    if (known !== undefined) return known;
+    level.set(n, 0); // cycles were rejected at load time
+    const deps = (units.get(n) as UnitConfig).deps;
+    const d = deps.length ? Math.max(...deps.map(depth)) + 1 : 0;
+    level.set(n, d);
+    return d;
+  };
+  const out: string[][] = [];
+  for (const n of [...units.keys()].sort()) {
+    const d = depth(n);
+    const layer = out[d] ?? [];
+    layer.push(n);
+    out[d] = layer;
+  }
+  for (const w of out) w.sort();
+  return out.filter(Boolean);
+}
+
+/** Every unit that (transitively) depends on `name`. */
+export function dependantsOf(units: Map<string, UnitConfig>, name: string): Set<string> {
+  const out = new Set<string>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [n, u] of units)
+      if (!out.has(n) && u.deps.some((d) => d === name || out.has(d))) {
+        out.add(n);
+        grew = true;
+      }
+  }
+  return out;
+}

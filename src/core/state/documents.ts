@@ -1,0 +1,106 @@
+/** The JSON documents Nyl keeps in ref trees; every one carries a schema version. See docs/git-storage.md. */
+
+export interface Holder {
+  /** `user@host` */
+  id: string;
+  actor?: string;
+  workflowRun?: string;
+}
+
+export interface LeaseDoc {
+  schema: 'nyl.lease/v1';
+  environment: string;
+  state: 'held' | 'released' | 'broken';
+  run: string;
+  operation: string;
+  holder: Holder;
+  acquiredAt: string;
+  renewedAt: string;
+  deadline: string;
+  broken?: { at: string; by: string; reason: string };
+}
+
+export type RunState = 'claimed' | 'executing' | 'succeeded' | 'failed' | 'cancelled' | 'timeout';
+
+export interface RunRecord {
+  schema: 'nyl.run/v1';
+  run: string;
+  environment: string;
+  operation: string;
+  state: RunState;
+  holder: Holder;
+  source: string;
+  startedAt: string;
+  updatedAt: string;
+  deadline: string;
+  phase: 'resolution' | 'wave' | 'transition' | 'finished';
+  wave?: number;
+  /** Units started and not yet checkpointed. */
+  executing: string[];
+  finishedAt?: string;
+}
+
+export interface Receipt {
+  executionKey: string;
+  uid: string;
+  run: string;
+  at: string;
+  outputs: Record<string, string>;
+  artifacts: Record<string, string>;
+}
+
+export interface Condition {
+  state: 'uncertain' | 'failed';
+  reason: string;
+  run: string;
+  since: string;
+  retryable?: boolean;
+  exitCode?: number;
+}
+
+/** One unit's checkpoint on a run ref: what its execution recorded. */
+export interface Checkpoint {
+  schema: 'nyl.checkpoint/v1';
+  name: string;
+  kind: string;
+  uid: string;
+  executionKey: string;
+  result: 'succeeded' | 'failed' | 'uncertain';
+  at: string;
+  durationMs: number;
+  outputs?: Record<string, string>;
+  artifacts?: Record<string, string>;
+  exitCode?: number;
+  reason?: string;
+  retryable?: boolean;
+}
+
+/** A unit's observed state: last receipt, condition and observations. */
+export interface ObservedUnit {
+  schema: 'nyl.observed-unit/v1';
+  name: string;
+  kind: string;
+  uid: string;
+  receipt?: Receipt;
+  condition?: Condition;
+  /** Run that last changed this document. */
+  lastRun: string;
+}
+
+export interface EnvironmentDoc {
+  schema: 'nyl.environment/v1';
+  environment: string;
+  run: string;
+  source: string;
+  at: string;
+}
+
+export const FILES = {
+  lease: 'lease.json',
+  run: 'run.json',
+  environment: 'environment.json',
+  unit: (name: string) => `units/${name}.json`,
+  runDesired: (name: string) => `units/${name}/desired.json`,
+  runCheckpoint: (name: string) => `units/${name}/checkpoint.json`,
+  runLog: (name: string) => `units/${name}/log.txt`,
+} as const;

@@ -1,0 +1,177 @@
+import type { Signature } from '../git/objects.js';
+import type { GitRepo, RefUpdate, TreeFiles } from '../git/repo.js';
+import { prettyJson } from '../util/canonical.js';
+import { Exit, NylError, problem } from '../util/errors.js';
+import type { RefBackend } from './backend.js';
+import { FILES, type Holder, type LeaseDoc, type RunRecord } from './documents.js';
+import { newLease } from './lease.js';
+import type { EnvState } from './read.js';
+
+export interface StateUpdate {
+  ref: string;
+  old: string | undefined;
+  files: TreeFiles;
+  message: string;
+}
+
+/**
+ * A run's writes: every one is a single transaction that renews the lease (a new lease commit,
+ * so the compare-and-swap always checks something) together with run and state refs.
+ */
+export class RunSession {
+  private leaseTip: string | undefined;
+  private runTip: string | undefined;
+  readonly runFiles: TreeFiles = new Map();
+  lease!: LeaseDoc;
+  writes = 0;
+
+  constructor(
+    private readonly repo: GitRepo,
+    private readonly backend: RefBackend,
+    private readonly state: EnvState,
+    readonly run: string,
+    readonly operation: string,
+    readonly holder: Holder,
+    private readonly author: Signature,
+  ) {
+    this.leaseTip = state.tips.lease;
+  }
+
+  get runRef(): string {
+    return this.state.refs.run(this.run);
+  }
+
+  private leaseCommit(batch: ReturnType<GitRepo['batch']>, doc: LeaseDoc, message: string): string {
+    const tree = batch.tree(new Map([[FILES.lease, Buffer.from(prettyJson(doc))]]));
+    return batch.commit({ tree, parents: this.leaseTip ? [this.leaseTip] : [], author: this.author, message });
+  }
+
+  private runCommit(batch: ReturnType<GitRepo['batch']>, record: RunRecord, message: string): string {
+    this.runFiles.set(FILES.run, Buffer.from(prettyJson(record)));
+    const tree = batch.tree(this.runFiles);
+    return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });
+  }
+
+  /** Takes the lease and creates the run ref in one write; a lost race is NYL-LEASE-HELD's business. */
+  async acquire(record: RunRecord, deadlineMs: number, now: number): Promise<boolean> {
+    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, deadlineMs);
+    const batch = this.repo.batch();
+    const lease = this.leaseCommit(
+      batch,
+      this.lease,
+      `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`,
+    );
+    const run = this.runCommit(batch, record, `nyl: run ${this.run} ${record.phase}`);
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      { ref: this.runRef, old: undefined, new: run },
+    ]);
+    this.writes++;
+    if (ok) {
+      this.leaseTip = lease;
+      this.runTip = run;
+    }
+    return ok;
+  }
+
+  private renewed(now: number, deadlineMs: number, state: LeaseDoc['state'] = 'held'): LeaseDoc {
+    this.lease = {
+      ...this.lease,
+      state,
+      renewedAt: new Date(now).toISOString(),
+      deadline: new Date(now + deadlineMs).toISOString(),
+    };
+    return this.lease;
+  }
+
+  private lost(): never {
+    throw new NylError(
+      problem(
+        'NYL-LEASE-LOST',
+        `the lease of ${this.state.environment} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`,
+        {
+          fix: `run \`nyl status -e ${this.state.environment}\` to see who holds it; the next run imports what this run checkpointed`,
+          exit: Exit.uncertain,
+        },
+      ),
+    );
+  }
+
+  /** Checkpoints on the run ref with a lease renewal. */
+  async checkpoint(record: RunRecord, deadlineMs: number, now: number): Promise<void> {
+    const batch = this.repo.batch();
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, deadlineMs),
+      `nyl: renew lease ${this.state.environment} for ${this.run}`,
+    );
+    const run = this.runCommit(
+      batch,
+      record,
+      `nyl: run ${this.run} ${record.phase}${record.wave !== undefined ? ` wave ${record.wave + 1}` : ''}`,
+    );
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      { ref: this.runRef, old: this.runTip, new: run },
+    ]);
+    this.writes++;
+    if (!ok) this.lost();
+    this.leaseTip = lease;
+    this.runTip = run;
+  }
+
+  /**
+   * Lands the transition: state refs, run ref deleted, lease released, in one write.
+   * Returns the new tips of the state refs.
+   */
+  async land(updates: StateUpdate[], now: number, extra: RefUpdate[] = []): Promise<Map<string, string>> {
+    const batch = this.repo.batch();
+    const tips = new Map<string, string>();
+    const refUpdates: RefUpdate[] = [];
+    for (const u of updates) {
+      const tree = batch.tree(u.files);
+      const commit = batch.commit({ tree, parents: u.old ? [u.old] : [], author: this.author, message: u.message });
+      tips.set(u.ref, commit);
+      refUpdates.push({ ref: u.ref, old: u.old, new: commit });
+    }
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, 0, 'released'),
+      `nyl: release lease ${this.state.environment} from ${this.run}`,
+    );
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      ...refUpdates,
+      ...(this.runTip ? [{ ref: this.runRef, old: this.runTip, new: undefined }] : []),
+      ...extra,
+    ]);
+    this.writes++;
+    if (!ok) this.lost();
+    this.leaseTip = lease;
+    this.runTip = undefined;
+    return tips;
+  }
+
+  /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
+  async finish(record: RunRecord, now: number): Promise<void> {
+    const batch = this.repo.batch();
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, 0, 'released'),
+      `nyl: release lease ${this.state.environment} from ${this.run}`,
+    );
+    const run = this.runCommit(batch, record, `nyl: run ${this.run} ${record.state}`);
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      { ref: this.runRef, old: this.runTip, new: run },
+    ]);
+    this.writes++;
+    if (!ok) this.lost();
+    this.leaseTip = lease;
+    this.runTip = run;
+  }
+}

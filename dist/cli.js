@@ -2036,7 +2036,7 @@ var require_YAMLMap = __commonJS({
       }
       return void 0;
     }
-    var YAMLMap2 = class extends Collection.Collection {
+    var YAMLMap = class extends Collection.Collection {
       static get tagName() {
         return "tag:yaml.org,2002:map";
       }
@@ -2153,7 +2153,7 @@ var require_YAMLMap = __commonJS({
         });
       }
     };
-    exports.YAMLMap = YAMLMap2;
+    exports.YAMLMap = YAMLMap;
     exports.findPair = findPair;
   }
 });
@@ -2163,18 +2163,18 @@ var require_map = __commonJS({
   "node_modules/yaml/dist/schema/common/map.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var YAMLMap2 = require_YAMLMap();
+    var YAMLMap = require_YAMLMap();
     var map2 = {
       collection: "map",
       default: true,
-      nodeClass: YAMLMap2.YAMLMap,
+      nodeClass: YAMLMap.YAMLMap,
       tag: "tag:yaml.org,2002:map",
       resolve(map3, onError) {
         if (!identity.isMap(map3))
           onError("Expected a mapping for this tag");
         return map3;
       },
-      createNode: (schema, obj, ctx) => YAMLMap2.YAMLMap.from(schema, obj, ctx)
+      createNode: (schema, obj, ctx) => YAMLMap.YAMLMap.from(schema, obj, ctx)
     };
     exports.map = map2;
   }
@@ -2742,17 +2742,17 @@ var require_omap = __commonJS({
     "use strict";
     var identity = require_identity();
     var toJS = require_toJS();
-    var YAMLMap2 = require_YAMLMap();
+    var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var pairs = require_pairs();
     var YAMLOMap = class _YAMLOMap extends YAMLSeq.YAMLSeq {
       constructor() {
         super();
-        this.add = YAMLMap2.YAMLMap.prototype.add.bind(this);
-        this.delete = YAMLMap2.YAMLMap.prototype.delete.bind(this);
-        this.get = YAMLMap2.YAMLMap.prototype.get.bind(this);
-        this.has = YAMLMap2.YAMLMap.prototype.has.bind(this);
-        this.set = YAMLMap2.YAMLMap.prototype.set.bind(this);
+        this.add = YAMLMap.YAMLMap.prototype.add.bind(this);
+        this.delete = YAMLMap.YAMLMap.prototype.delete.bind(this);
+        this.get = YAMLMap.YAMLMap.prototype.get.bind(this);
+        this.has = YAMLMap.YAMLMap.prototype.has.bind(this);
+        this.set = YAMLMap.YAMLMap.prototype.set.bind(this);
         this.tag = _YAMLOMap.tag;
       }
       /**
@@ -2980,8 +2980,8 @@ var require_set = __commonJS({
     "use strict";
     var identity = require_identity();
     var Pair = require_Pair();
-    var YAMLMap2 = require_YAMLMap();
-    var YAMLSet = class _YAMLSet extends YAMLMap2.YAMLMap {
+    var YAMLMap = require_YAMLMap();
+    var YAMLSet = class _YAMLSet extends YAMLMap.YAMLMap {
       constructor(schema) {
         super(schema);
         this.tag = _YAMLSet.tag;
@@ -2994,7 +2994,7 @@ var require_set = __commonJS({
           pair = new Pair.Pair(key.key, null);
         else
           pair = new Pair.Pair(key, null);
-        const prev = YAMLMap2.findPair(this.items, pair.key);
+        const prev = YAMLMap.findPair(this.items, pair.key);
         if (!prev)
           this.items.push(pair);
       }
@@ -3003,13 +3003,13 @@ var require_set = __commonJS({
        * Otherwise, returns the value of that Pair's key.
        */
       get(key, keepPair) {
-        const pair = YAMLMap2.findPair(this.items, key);
+        const pair = YAMLMap.findPair(this.items, key);
         return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
       }
       set(key, value) {
         if (typeof value !== "boolean")
           throw new Error(`Expected boolean value for set(key, value) in a YAML set, not ${typeof value}`);
-        const prev = YAMLMap2.findPair(this.items, key);
+        const prev = YAMLMap.findPair(this.items, key);
         if (prev && !value) {
           this.items.splice(this.items.indexOf(prev), 1);
         } else if (!prev && value) {
@@ -3990,14 +3990,14 @@ var require_resolve_block_map = __commonJS({
   "node_modules/yaml/dist/compose/resolve-block-map.js"(exports) {
     "use strict";
     var Pair = require_Pair();
-    var YAMLMap2 = require_YAMLMap();
+    var YAMLMap = require_YAMLMap();
     var resolveProps = require_resolve_props();
     var utilContainsNewline = require_util_contains_newline();
     var utilFlowIndentCheck = require_util_flow_indent_check();
     var utilMapIncludes = require_util_map_includes();
     var startColMsg = "All mapping items must start at the same column";
     function resolveBlockMap({ composeNode, composeEmptyNode }, ctx, bm, onError, tag) {
-      const NodeClass = tag?.nodeClass ?? YAMLMap2.YAMLMap;
+      const NodeClass = tag?.nodeClass ?? YAMLMap.YAMLMap;
       const map2 = new NodeClass(ctx.schema);
       if (ctx.atRoot)
         ctx.atRoot = false;
@@ -4193,7 +4193,7 @@ var require_resolve_flow_collection = __commonJS({
     "use strict";
     var identity = require_identity();
     var Pair = require_Pair();
-    var YAMLMap2 = require_YAMLMap();
+    var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var resolveEnd = require_resolve_end();
     var resolveProps = require_resolve_props();
@@ -4204,7 +4204,7 @@ var require_resolve_flow_collection = __commonJS({
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
       const isMap2 = fc.start.source === "{";
       const fcName = isMap2 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap2.YAMLMap : YAMLSeq.YAMLSeq);
+      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -4341,7 +4341,7 @@ var require_resolve_flow_collection = __commonJS({
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
             map2.items.push(pair);
           } else {
-            const map2 = new YAMLMap2.YAMLMap(ctx.schema);
+            const map2 = new YAMLMap.YAMLMap(ctx.schema);
             map2.flow = true;
             map2.items.push(pair);
             const endRange = (valueNode ?? keyNode).range;
@@ -4387,7 +4387,7 @@ var require_compose_collection = __commonJS({
     "use strict";
     var identity = require_identity();
     var Scalar = require_Scalar();
-    var YAMLMap2 = require_YAMLMap();
+    var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var resolveBlockMap = require_resolve_block_map();
     var resolveBlockSeq = require_resolve_block_seq();
@@ -4415,7 +4415,7 @@ var require_compose_collection = __commonJS({
         }
       }
       const expType = token.type === "block-map" ? "map" : token.type === "block-seq" ? "seq" : token.start.source === "{" ? "map" : "seq";
-      if (!tagToken || !tagName || tagName === "!" || tagName === YAMLMap2.YAMLMap.tagName && expType === "map" || tagName === YAMLSeq.YAMLSeq.tagName && expType === "seq") {
+      if (!tagToken || !tagName || tagName === "!" || tagName === YAMLMap.YAMLMap.tagName && expType === "map" || tagName === YAMLSeq.YAMLSeq.tagName && expType === "seq") {
         return resolveCollection(CN, ctx, token, onError, tagName);
       }
       let tag = ctx.schema.tags.find((t) => t.tag === tagName && t.collection === expType);
@@ -7331,7 +7331,7 @@ var require_dist = __commonJS({
     var identity = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
-    var YAMLMap2 = require_YAMLMap();
+    var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
     var cst = require_cst();
     var lexer = require_lexer();
@@ -7356,7 +7356,7 @@ var require_dist = __commonJS({
     exports.isSeq = identity.isSeq;
     exports.Pair = Pair.Pair;
     exports.Scalar = Scalar.Scalar;
-    exports.YAMLMap = YAMLMap2.YAMLMap;
+    exports.YAMLMap = YAMLMap.YAMLMap;
     exports.YAMLSeq = YAMLSeq.YAMLSeq;
     exports.CST = cst;
     exports.Lexer = lexer.Lexer;
@@ -27124,9 +27124,11 @@ function isSafeName(s) {
   return SAFE_NAME.test(s) && !s.includes("..") && !s.endsWith(".lock");
 }
 var SAFE_NAME_HINT = 'letters, digits, ".", "_" and "-", starting with a letter or digit, at most 100 characters';
-var name = external_exports.string().refine(isSafeName, { message: `must be a safe git ref component (${SAFE_NAME_HINT})` }).describe("Unique name; a git ref component");
-var duration3 = external_exports.string().refine((s) => parseDuration(s) !== void 0 && parseDuration(s) > 0, {
-  message: "is not a duration: write a number with a unit, e.g. 30s, 10m, 1h30m"
+var NAME_MESSAGE = `must be a safe git ref component (${SAFE_NAME_HINT})`;
+var name = external_exports.string().regex(SAFE_NAME, { message: NAME_MESSAGE }).refine(isSafeName, { message: NAME_MESSAGE }).describe("Unique name; a git ref component");
+var DURATION_MESSAGE = "is not a duration: write a number with a unit, e.g. 30s, 10m, 1h30m";
+var duration3 = external_exports.string().regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, { message: DURATION_MESSAGE }).refine((s) => parseDuration(s) !== void 0 && parseDuration(s) > 0, {
+  message: DURATION_MESSAGE
 }).describe("A duration such as 30s, 10m or 1h30m");
 var driftRepair = external_exports.enum(["converge", "manual"]).describe("What reconcile does with drifted units: converge re-executes safe ones, manual leaves them");
 var refPrefix = external_exports.string().regex(/^refs\/[A-Za-z0-9_.\-/]+[A-Za-z0-9_-]$/, { message: "must be a ref prefix such as refs/nyl" }).describe("Where Nyl keeps its refs (default refs/nyl)");
@@ -27176,55 +27178,13 @@ function configJsonSchema() {
     unrepresentable: "any"
   });
   return {
-    $id: "https://nyl.dev/schema/nyl.schema.json",
     title: "Nyl configuration document",
     ...schema
   };
 }
 
-// src/core/git/exec.ts
-import { spawn } from "node:child_process";
-var gitStats = { spawns: 0, commands: [] };
-function gitEnv(extra) {
-  return {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    LC_ALL: "C",
-    GIT_FLUSH: "1",
-    ...extra
-  };
-}
-function runGit(args, opts) {
-  gitStats.spawns++;
-  gitStats.commands.push(args[0] ?? "");
-  return new Promise((resolve2, reject) => {
-    const child = spawn("git", args, {
-      cwd: opts.cwd,
-      env: gitEnv(opts.env),
-      stdio: ["pipe", "pipe", "pipe"]
-    });
-    const out = [];
-    const err = [];
-    child.stdout.on("data", (d) => out.push(d));
-    child.stderr.on("data", (d) => err.push(d));
-    child.on("error", reject);
-    child.on(
-      "close",
-      (code) => resolve2({
-        code: code ?? 128,
-        stdout: Buffer.concat(out),
-        stderr: Buffer.concat(err).toString("utf8")
-      })
-    );
-    child.stdin.on("error", () => {
-    });
-    child.stdin.end(opts.input ?? "");
-  });
-}
-
 // src/core/drivers/process.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn } from "node:child_process";
 var toolStats = { spawns: 0 };
 var TAIL = 64 * 1024;
 function killGroup(pid, sig) {
@@ -27238,7 +27198,7 @@ function runScript(opts) {
   toolStats.spawns++;
   const keep = opts.tailBytes ?? TAIL;
   return new Promise((resolve2) => {
-    const child = spawn2("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", opts.script], {
+    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", opts.script], {
       cwd: opts.cwd,
       env: opts.env,
       detached: true,
@@ -27308,6 +27268,82 @@ function runScript(opts) {
       });
     });
   });
+}
+
+// src/core/git/exec.ts
+import { spawn as spawn2 } from "node:child_process";
+var gitStats = { spawns: 0, commands: [] };
+function gitEnv(extra) {
+  return {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    LC_ALL: "C",
+    GIT_FLUSH: "1",
+    ...extra
+  };
+}
+function runGit(args, opts) {
+  gitStats.spawns++;
+  gitStats.commands.push(args[0] ?? "");
+  return new Promise((resolve2, reject) => {
+    const child = spawn2("git", args, {
+      cwd: opts.cwd,
+      env: gitEnv(opts.env),
+      stdio: ["pipe", "pipe", "pipe"]
+    });
+    const out = [];
+    const err = [];
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr.on("data", (d) => err.push(d));
+    child.on("error", reject);
+    child.on(
+      "close",
+      (code) => resolve2({
+        code: code ?? 128,
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err).toString("utf8")
+      })
+    );
+    child.stdin.on("error", () => {
+    });
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+// src/core/util/errors.ts
+var Exit = {
+  ok: 0,
+  failed: 1,
+  refused: 2,
+  drift: 3,
+  uncertain: 4
+};
+var NylError = class extends Error {
+  problems;
+  constructor(problems) {
+    const list = Array.isArray(problems) ? problems : [problems];
+    super(list.map((p) => `${p.code}: ${p.message}`).join("\n"));
+    this.problems = list;
+  }
+  get exit() {
+    return worstExit(this.problems.map((p) => p.exit));
+  }
+};
+function problem(code, message, opts = {}) {
+  return {
+    severity: opts.severity ?? "error",
+    code,
+    subject: opts.subject,
+    message,
+    fix: opts.fix,
+    exit: opts.exit ?? Exit.failed
+  };
+}
+function worstExit(codes) {
+  const order = [Exit.uncertain, Exit.failed, Exit.drift, Exit.refused];
+  for (const c of order) if (codes.includes(c)) return c;
+  return Exit.ok;
 }
 
 // src/core/ops/decide.ts
@@ -27601,7 +27637,10 @@ function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
       return {
         ...base,
         policy: "manual",
-        evaluation: { action: "invalid", reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})` }
+        evaluation: {
+          action: "invalid",
+          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`
+        }
       };
     throw e;
   }
@@ -27632,43 +27671,6 @@ function evaluateAll(sel, state) {
 // src/core/config/load.ts
 var import_yaml = __toESM(require_dist(), 1);
 import { posix, relative, resolve } from "node:path";
-
-// src/core/util/errors.ts
-var Exit = {
-  ok: 0,
-  failed: 1,
-  refused: 2,
-  drift: 3,
-  uncertain: 4
-};
-var NylError = class extends Error {
-  problems;
-  constructor(problems) {
-    const list = Array.isArray(problems) ? problems : [problems];
-    super(list.map((p) => `${p.code}: ${p.message}`).join("\n"));
-    this.problems = list;
-  }
-  get exit() {
-    return worstExit(this.problems.map((p) => p.exit));
-  }
-};
-function problem(code, message, opts = {}) {
-  return {
-    severity: opts.severity ?? "error",
-    code,
-    subject: opts.subject,
-    message,
-    fix: opts.fix,
-    exit: opts.exit ?? Exit.failed
-  };
-}
-function worstExit(codes) {
-  const order = [Exit.uncertain, Exit.failed, Exit.drift, Exit.refused];
-  for (const c of order) if (codes.includes(c)) return c;
-  return Exit.ok;
-}
-
-// src/core/config/load.ts
 var DEFAULT_FILES = ["nyl.yaml", "nyl.yml"];
 async function loadConfig(repo, opts) {
   const rev = opts.rev ?? "HEAD";
@@ -27698,10 +27700,14 @@ async function loadConfig(repo, opts) {
   return cfg;
 }
 async function configFiles(repo, commit, opts) {
-  const notCommitted = (path) => problem("NYL-CONFIG-MISSING", `${path} is not in the source commit ${commit.slice(0, 12)} (Nyl reads configuration from HEAD, not the working tree)`, {
-    subject: path,
-    fix: `commit it (\`git add ${path} && git commit\`) or pass --config FILE|DIR`
-  });
+  const notCommitted = (path) => problem(
+    "NYL-CONFIG-MISSING",
+    `${path} is not in the source commit ${commit.slice(0, 12)} (Nyl reads configuration from HEAD, not the working tree)`,
+    {
+      subject: path,
+      fix: `commit it (\`git add ${path} && git commit\`) or pass --config FILE|DIR`
+    }
+  );
   if (!opts.config) {
     for (const f of DEFAULT_FILES) {
       const o2 = await repo.readObject(`${commit}:${f}`);
@@ -27798,7 +27804,13 @@ function parseFile(file2, text, cfg, problems) {
     const docName = typeof value.name === "string" ? value.name : "";
     const what = `${kind}${docName ? ` ${docName}` : ""}`;
     if (!parsed.success) {
-      for (const issue2 of parsed.error.issues) problems.push(issueProblem(file2, doc, lc, what, issue2, schema));
+      const seen = /* @__PURE__ */ new Set();
+      for (const issue2 of parsed.error.issues) {
+        const p = issueProblem(file2, doc, lc, what, issue2, schema);
+        const key = `${p.code} ${p.subject} ${p.message}`;
+        if (!seen.has(key)) problems.push(p);
+        seen.add(key);
+      }
       continue;
     }
     const at = { file: file2, line: docLine };
@@ -27860,9 +27872,8 @@ function findRefLine(doc, lc, unitName) {
 }
 function walkStrings(v, path, fn) {
   if (typeof v === "string") fn(v, path);
-  else if (Array.isArray(v)) v.forEach((x, i) => walkStrings(x, [...path, String(i)], fn));
-  else if (v && typeof v === "object")
-    for (const [k, x] of Object.entries(v)) walkStrings(x, [...path, k], fn);
+  else if (Array.isArray(v)) for (const [i, x] of v.entries()) walkStrings(x, [...path, String(i)], fn);
+  else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walkStrings(x, [...path, k], fn);
 }
 function allowedKeys(schema, path) {
   let s = schema;
@@ -27895,14 +27906,14 @@ function issueProblem(file2, doc, lc, what, issue2, schema) {
       fix: `add ${field} to the ${what.split(" ")[0]} document`
     });
   }
-  if (issue2.code === "custom" && issue2.message.startsWith("is not a duration")) {
+  if (issue2.message.startsWith("is not a duration")) {
     const value = doc.getIn(path);
     return problem("NYL-CONFIG-DURATION", `${what}: ${field} ${JSON.stringify(value)} ${issue2.message}`, {
       subject,
       fix: `set ${field} to a duration such as 30s, 10m or 1h30m`
     });
   }
-  if (issue2.code === "custom" && issue2.message.startsWith("must be a safe git ref component")) {
+  if (issue2.message.startsWith("must be a safe git ref component")) {
     const value = doc.getIn(path);
     return problem("NYL-CONFIG-NAME", `${what}: ${field} ${JSON.stringify(value)} ${issue2.message}`, {
       subject,
@@ -28174,17 +28185,14 @@ var GitRepo = class _GitRepo {
   known = /* @__PURE__ */ new Set();
   identity;
   static async open(cwd) {
-    const r = await runGit(["rev-parse", "--absolute-git-dir", "--show-object-format", "--is-bare-repository"], {
-      cwd
-    });
+    const args = ["rev-parse", "--absolute-git-dir", "--show-object-format", "--is-bare-repository"];
+    let r = await runGit([...args, "--show-toplevel"], { cwd });
+    if (r.code !== 0) r = await runGit(args, { cwd });
     if (r.code !== 0) throw new GitError(`${cwd} is not inside a git repository`, r.stderr);
-    const [gitDir, format, bare] = r.stdout.toString("utf8").trim().split("\n");
-    let root = cwd;
-    if (bare !== "true") {
-      const t = await runGit(["rev-parse", "--show-toplevel"], { cwd });
-      root = t.stdout.toString("utf8").trim();
-    } else root = gitDir;
-    return new _GitRepo(root, gitDir, format === "sha256" ? "sha256" : "sha1", bare === "true");
+    const [gitDir, format, bare, top] = r.stdout.toString("utf8").trim().split("\n");
+    const isBare = bare === "true";
+    const root = isBare || !top ? gitDir : top;
+    return new _GitRepo(root, gitDir, format === "sha256" ? "sha256" : "sha1", isBare);
   }
   get zeroOid() {
     return "0".repeat(this.algo === "sha256" ? 64 : 40);
@@ -28200,12 +28208,12 @@ var GitRepo = class _GitRepo {
   }
   async readCommit(name2) {
     const o = await this.readObject(name2);
-    if (!o || o.type !== "commit") return void 0;
+    if (o?.type !== "commit") return void 0;
     return { oid: o.oid, ...parseCommit(o.body) };
   }
   async readTree(oid) {
     const o = await this.readObject(oid);
-    if (!o || o.type !== "tree") return [];
+    if (o?.type !== "tree") return [];
     const entries = parseTree(this.algo, o.body);
     for (const e of entries) this.known.add(e.oid);
     return entries;
@@ -28376,10 +28384,14 @@ function selectEnvironment(cfg, environment) {
     for (const d of u.deps)
       if (!units.has(d))
         problems.push(
-          problem("NYL-CONFIG-REFERENCE", `${u.doc.kind} ${name2} depends on unit ${d}, which is not part of environment ${environment}`, {
-            subject: `${u.at.file}:${u.depLine(d)} ${name2}`,
-            fix: `add ${environment} to the environments of ${d}, or remove the dependency`
-          })
+          problem(
+            "NYL-CONFIG-REFERENCE",
+            `${u.doc.kind} ${name2} depends on unit ${d}, which is not part of environment ${environment}`,
+            {
+              subject: `${u.at.file}:${u.depLine(d)} ${name2}`,
+              fix: `add ${environment} to the environments of ${d}, or remove the dependency`
+            }
+          )
         );
   if (problems.length) throw new NylError(problems);
   return {
@@ -28404,7 +28416,9 @@ function waves(units) {
   const out = [];
   for (const n of [...units.keys()].sort()) {
     const d = depth(n);
-    (out[d] ??= []).push(n);
+    const layer = out[d] ?? [];
+    layer.push(n);
+    out[d] = layer;
   }
   for (const w of out) w.sort();
   return out.filter(Boolean);
@@ -28629,7 +28643,12 @@ async function plan(ctx, opts) {
     rows,
     problems: [],
     exit: Exit.ok,
-    extra: [["plan", `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ""}, ${rows.length - n - maybe} unchanged`]],
+    extra: [
+      [
+        "plan",
+        `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ""}, ${rows.length - n - maybe} unchanged`
+      ]
+    ],
     desired: state.tips.desired,
     observed: state.tips.observed
   };
@@ -28665,7 +28684,14 @@ function leaseVerdict(state, now) {
   for (const r of state.runs.values()) {
     const rec = r.record;
     if (rec && rec.phase !== "finished" && !expired(rec.deadline, now) && !(l?.state === "broken" && l.run === rec.run))
-      return { kind: "held", run: rec.run, operation: rec.operation, holder: rec.holder, deadline: rec.deadline, via: "run-ref" };
+      return {
+        kind: "held",
+        run: rec.run,
+        operation: rec.operation,
+        holder: rec.holder,
+        deadline: rec.deadline,
+        via: "run-ref"
+      };
   }
   if (l?.state === "broken") return { kind: "broken", run: l.run, lease: l };
   if (l?.state === "held") return { kind: "expired", run: l.run };
@@ -28726,7 +28752,11 @@ var RunSession = class {
   async acquire(record2, deadlineMs, now) {
     this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, deadlineMs);
     const batch = this.repo.batch();
-    const lease = this.leaseCommit(batch, this.lease, `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`);
+    const lease = this.leaseCommit(
+      batch,
+      this.lease,
+      `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`
+    );
     const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.phase}`);
     await batch.flush();
     const ok = await this.backend.update([
@@ -28751,17 +28781,29 @@ var RunSession = class {
   }
   lost() {
     throw new NylError(
-      problem("NYL-LEASE-LOST", `the lease of ${this.state.environment} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`, {
-        fix: `run \`nyl status -e ${this.state.environment}\` to see who holds it; the next run imports what this run checkpointed`,
-        exit: Exit.uncertain
-      })
+      problem(
+        "NYL-LEASE-LOST",
+        `the lease of ${this.state.environment} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`,
+        {
+          fix: `run \`nyl status -e ${this.state.environment}\` to see who holds it; the next run imports what this run checkpointed`,
+          exit: Exit.uncertain
+        }
+      )
     );
   }
   /** Checkpoints on the run ref with a lease renewal. */
   async checkpoint(record2, deadlineMs, now) {
     const batch = this.repo.batch();
-    const lease = this.leaseCommit(batch, this.renewed(now, deadlineMs), `nyl: renew lease ${this.state.environment} for ${this.run}`);
-    const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.phase}${record2.wave !== void 0 ? ` wave ${record2.wave + 1}` : ""}`);
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, deadlineMs),
+      `nyl: renew lease ${this.state.environment} for ${this.run}`
+    );
+    const run = this.runCommit(
+      batch,
+      record2,
+      `nyl: run ${this.run} ${record2.phase}${record2.wave !== void 0 ? ` wave ${record2.wave + 1}` : ""}`
+    );
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
@@ -28786,7 +28828,11 @@ var RunSession = class {
       tips.set(u.ref, commit);
       refUpdates.push({ ref: u.ref, old: u.old, new: commit });
     }
-    const lease = this.leaseCommit(batch, this.renewed(now, 0, "released"), `nyl: release lease ${this.state.environment} from ${this.run}`);
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, 0, "released"),
+      `nyl: release lease ${this.state.environment} from ${this.run}`
+    );
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
@@ -28803,7 +28849,11 @@ var RunSession = class {
   /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
   async finish(record2, now) {
     const batch = this.repo.batch();
-    const lease = this.leaseCommit(batch, this.renewed(now, 0, "released"), `nyl: release lease ${this.state.environment} from ${this.run}`);
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, 0, "released"),
+      `nyl: release lease ${this.state.environment} from ${this.run}`
+    );
     const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.state}`);
     await batch.flush();
     const ok = await this.backend.update([
@@ -28878,7 +28928,8 @@ function transitionMessage(s) {
     for (const [name2, v] of s.units) lines.push(`  ${name2}: ${JSON.stringify(sorted(v))}`);
   } else lines.push("units: {}");
   for (const [key, names] of s.lists) if (names.length) lines.push(`${key}: ${flowList(names)}`);
-  for (const [key, v] of s.extra ?? []) if (v !== void 0) lines.push(`${key}: ${typeof v === "string" ? v : JSON.stringify(sorted(v))}`);
+  for (const [key, v] of s.extra ?? [])
+    if (v !== void 0) lines.push(`${key}: ${typeof v === "string" ? v : JSON.stringify(sorted(v))}`);
   return `${lines.join("\n")}
 `;
 }
@@ -28916,11 +28967,15 @@ async function reconcile(ctx, opts) {
   if (verdict.kind === "held") throw new NylError(leaseHeldProblem(env, verdict));
   if (verdict.kind !== "free" || [...state.runs.values()].length)
     throw new NylError(
-      problem("NYL-RUN-UNIMPORTED", `${env} has run refs left by a run that did not finish; taking them over is not supported by this build`, {
-        subject: env,
-        fix: `inspect them with \`git for-each-ref ${sel.prefix}/${env}/runs\``,
-        exit: Exit.uncertain
-      })
+      problem(
+        "NYL-RUN-UNIMPORTED",
+        `${env} has run refs left by a run that did not finish; taking them over is not supported by this build`,
+        {
+          subject: env,
+          fix: `inspect them with \`git for-each-ref ${sel.prefix}/${env}/runs\``,
+          exit: Exit.uncertain
+        }
+      )
     );
   const hash2 = (b) => {
     const batch = ctx.repo.batch();
@@ -28929,7 +28984,9 @@ async function reconcile(ctx, opts) {
   const pre = evaluateAll(sel, state);
   const preDesired = /* @__PURE__ */ new Map();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
-  const anyExecute = [...pre.values()].some((e) => e.evaluation.action === "execute" || e.evaluation.action === "pending");
+  const anyExecute = [...pre.values()].some(
+    (e) => e.evaluation.action === "execute" || e.evaluation.action === "pending"
+  );
   const desiredUnchanged = preDesired.size === sel.units.size && sameFiles(hash2, desiredFiles(sel, preDesired), state.desiredFiles);
   if (!anyExecute && desiredUnchanged) {
     const rows2 = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
@@ -28988,7 +29045,11 @@ async function reconcile(ctx, opts) {
         toRun.push({ name: name2, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
         continue;
       }
-      outcomes.set(name2, { row: staticRow(name2, ev.kind, ev.evaluation), evaluation: ev.evaluation, desired: ev.desired });
+      outcomes.set(name2, {
+        row: staticRow(name2, ev.kind, ev.evaluation),
+        evaluation: ev.evaluation,
+        desired: ev.desired
+      });
       if (ev.evaluation.action === "invalid" && ev.desired === void 0) {
         outcomes.set(name2, {
           row: { unit: name2, kind: ev.kind, result: "failed", detail: ev.evaluation.reason },
@@ -28999,7 +29060,13 @@ async function reconcile(ctx, opts) {
             kind: ev.kind,
             uid: uidFor(state, name2),
             receipt: ev.observed?.receipt,
-            condition: { state: "failed", reason: ev.evaluation.reason, run, since: new Date(ctx.now()).toISOString(), retryable: true },
+            condition: {
+              state: "failed",
+              reason: ev.evaluation.reason,
+              run,
+              since: new Date(ctx.now()).toISOString(),
+              retryable: true
+            },
             lastRun: run
           }
         });
@@ -29038,7 +29105,13 @@ async function reconcile(ctx, opts) {
       if (result.status === "succeeded") newOutputs.set(t.name, result.outputs);
       pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
       session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
-      ctx.onEvent({ type: "unit-finish", unit: t.name, kind: t.desired.kind, result: o.row.result, durationMs: result.durationMs });
+      ctx.onEvent({
+        type: "unit-finish",
+        unit: t.name,
+        kind: t.desired.kind,
+        result: o.row.result,
+        durationMs: result.durationMs
+      });
     });
     record2.executing = [];
   }
@@ -29070,7 +29143,16 @@ async function reconcile(ctx, opts) {
       record2.finishedAt = new Date(ctx.now()).toISOString();
       await session.land([], ctx.now());
     }
-    return finishReport("reconcile", env, cfg.source, acquired ? run : void 0, rows, void 0, state.tips.observed, false);
+    return finishReport(
+      "reconcile",
+      env,
+      cfg.source,
+      acquired ? run : void 0,
+      rows,
+      void 0,
+      state.tips.observed,
+      false
+    );
   }
   if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
   const unitsMap = /* @__PURE__ */ new Map();
@@ -29126,7 +29208,13 @@ function staticRow(unit, kind, e) {
 }
 function outcomeOf(t, r, run, now) {
   const at = new Date(now).toISOString();
-  const base = { schema: "nyl.observed-unit/v1", name: t.name, kind: t.desired.kind, uid: t.desired.uid, lastRun: run };
+  const base = {
+    schema: "nyl.observed-unit/v1",
+    name: t.name,
+    kind: t.desired.kind,
+    uid: t.desired.uid,
+    lastRun: run
+  };
   if (r.status === "succeeded") {
     const receipt = {
       executionKey: t.desired.executionKey,
@@ -29138,7 +29226,14 @@ function outcomeOf(t, r, run, now) {
     };
     const result = t.why === "recover" ? "recovered" : "executed";
     return {
-      row: { unit: t.name, kind: t.desired.kind, result, detail: "", durationMs: r.durationMs, executionKey: t.desired.executionKey },
+      row: {
+        unit: t.name,
+        kind: t.desired.kind,
+        result,
+        detail: "",
+        durationMs: r.durationMs,
+        executionKey: t.desired.executionKey
+      },
       evaluation: { action: "current" },
       observed: { ...base, receipt },
       desired: t.desired
@@ -29146,7 +29241,13 @@ function outcomeOf(t, r, run, now) {
   }
   const condition = r.status === "failed" ? { state: "failed", reason: r.reason, run, since: at, retryable: r.retryable, exitCode: r.exitCode } : { state: "uncertain", reason: r.reason, run, since: at };
   return {
-    row: { unit: t.name, kind: t.desired.kind, result: r.status === "failed" ? "failed" : "uncertain", detail: r.reason, durationMs: r.durationMs },
+    row: {
+      unit: t.name,
+      kind: t.desired.kind,
+      result: r.status === "failed" ? "failed" : "uncertain",
+      detail: r.reason,
+      durationMs: r.durationMs
+    },
     evaluation: { action: "wait", state: condition.state, reason: r.reason },
     observed: { ...base, receipt: t.prior?.receipt, condition },
     desired: t.desired
@@ -29261,7 +29362,12 @@ async function status(ctx, opts) {
     });
   }
   const v = leaseVerdict(state, ctx.now());
-  const lease = v.kind === "held" ? { state: "held", run: v.run, holder: holderText(v.holder), deadline: v.deadline } : state.lease ? { state: state.lease.state, run: state.lease.run, holder: holderText(state.lease.holder), deadline: state.lease.deadline } : void 0;
+  const lease = v.kind === "held" ? { state: "held", run: v.run, holder: holderText(v.holder), deadline: v.deadline } : state.lease ? {
+    state: state.lease.state,
+    run: state.lease.run,
+    holder: holderText(state.lease.holder),
+    deadline: state.lease.deadline
+  } : void 0;
   return {
     operation: "status",
     environment: env,
@@ -29280,7 +29386,11 @@ var COMMON = {
   environment: { type: "string", short: "e", value: "ENV", help: "environment to act on (required)" },
   local: { type: "boolean", help: "keep leases and state in this repository’s refs, without a remote" },
   remote: { type: "string", value: "NAME", help: "remote that holds the state refs (default: origin)" },
-  config: { type: "string", value: "FILE|DIR", help: "configuration file or directory, read from the source commit (default: nyl.yaml)" },
+  config: {
+    type: "string",
+    value: "FILE|DIR",
+    help: "configuration file or directory, read from the source commit (default: nyl.yaml)"
+  },
   json: { type: "boolean", help: "print one JSON document instead of tables" },
   help: { type: "boolean", short: "h", help: "show this help" }
 };
@@ -29484,7 +29594,11 @@ async function main(argv, io) {
       return Exit.ok;
     }
     const spec = COMMANDS[command];
-    if (!spec) throw usage(`unknown command ${JSON.stringify(command)}`, `run one of: ${Object.keys(COMMANDS).join(", ")} (see \`nyl --help\`)`);
+    if (!spec)
+      throw usage(
+        `unknown command ${JSON.stringify(command)}`,
+        `run one of: ${Object.keys(COMMANDS).join(", ")} (see \`nyl --help\`)`
+      );
     let values;
     try {
       values = parseArgs({
@@ -29519,7 +29633,12 @@ async function main(argv, io) {
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     ctx = await openWorkspace(
-      { cwd: io.cwd, config: values.config, local: values.local === true, remote: values.remote },
+      {
+        cwd: io.cwd,
+        config: values.config,
+        local: values.local === true,
+        remote: values.remote
+      },
       { cancellation, onEvent: progress.onEvent }
     );
     let report;
@@ -29529,7 +29648,10 @@ async function main(argv, io) {
     progress.stop();
     if (json2) io.stdout.write(`${JSON.stringify(withStats(report), null, 2)}
 `);
-    else io.stdout.write(report.operation === "status" ? renderStatus(report) : renderRun(report));
+    else
+      io.stdout.write(
+        report.operation === "status" ? renderStatus(report) : renderRun(report)
+      );
     return report.exit;
   } catch (e) {
     progress?.stop();

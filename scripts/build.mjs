@@ -27,6 +27,27 @@ await build({
   charset: 'utf8',
 });
 
+// The JSON Schema editors use for nyl.yaml, generated from the zod schemas by the CLI just built.
+const { execFileSync } = await import('node:child_process');
+const { mkdirSync, writeFileSync } = await import('node:fs');
+const schemaText = execFileSync('node', [join(out, 'cli.js'), 'schema'], { encoding: 'utf8' });
+if (check) {
+  const committed = (() => {
+    try {
+      return readFileSync('schema/nyl.schema.json', 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  if (committed !== schemaText) {
+    console.error('schema/nyl.schema.json differs from the zod schemas: run `npm run build` and commit it');
+    process.exitCode = 1;
+  }
+} else {
+  mkdirSync('schema', { recursive: true });
+  writeFileSync('schema/nyl.schema.json', schemaText);
+}
+
 function files(dir) {
   return readdirSync(dir, { recursive: true })
     .map(String)
@@ -41,8 +62,9 @@ if (check) {
     (f) => !a.includes(f) || !b.includes(f) || !readFileSync(join('dist', f)).equals(readFileSync(join(out, f))),
   );
   rmSync(out, { recursive: true, force: true });
-  if (diff.length) {
-    console.error(`dist/ differs from a fresh build: ${diff.join(', ')}\nrun \`npm run build\` and commit dist/`);
+  if (diff.length || process.exitCode) {
+    if (diff.length)
+      console.error(`dist/ differs from a fresh build: ${diff.join(', ')}\nrun \`npm run build\` and commit dist/`);
     process.exit(1);
   }
   console.log('dist/ is up to date');

@@ -182,7 +182,14 @@ function parseFile(file: string, text: string, cfg: Config, problems: Problem[])
     const docName = typeof (value as { name?: unknown }).name === 'string' ? (value as { name: string }).name : '';
     const what = `${kind}${docName ? ` ${docName}` : ''}`;
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push(issueProblem(file, doc, lc, what, issue, schema));
+      // A value can fail a pattern and a refinement with the same message: report it once.
+      const seen = new Set<string>();
+      for (const issue of parsed.error.issues) {
+        const p = issueProblem(file, doc, lc, what, issue, schema);
+        const key = `${p.code} ${p.subject} ${p.message}`;
+        if (!seen.has(key)) problems.push(p);
+        seen.add(key);
+      }
       continue;
     }
     const at = { file, line: docLine };
@@ -289,14 +296,14 @@ function issueProblem(
       fix: `add ${field} to the ${what.split(' ')[0]} document`,
     });
   }
-  if (issue.code === 'custom' && issue.message.startsWith('is not a duration')) {
+  if (issue.message.startsWith('is not a duration')) {
     const value = doc.getIn(path);
     return problem('NYL-CONFIG-DURATION', `${what}: ${field} ${JSON.stringify(value)} ${issue.message}`, {
       subject,
       fix: `set ${field} to a duration such as 30s, 10m or 1h30m`,
     });
   }
-  if (issue.code === 'custom' && issue.message.startsWith('must be a safe git ref component')) {
+  if (issue.message.startsWith('must be a safe git ref component')) {
     const value = doc.getIn(path);
     return problem('NYL-CONFIG-NAME', `${what}: ${field} ${JSON.stringify(value)} ${issue.message}`, {
       subject,

@@ -8,15 +8,19 @@ export function isSafeName(s: string): boolean {
 }
 const SAFE_NAME_HINT = 'letters, digits, ".", "_" and "-", starting with a letter or digit, at most 100 characters';
 
+const NAME_MESSAGE = `must be a safe git ref component (${SAFE_NAME_HINT})`;
 const name = z
   .string()
-  .refine(isSafeName, { message: `must be a safe git ref component (${SAFE_NAME_HINT})` })
+  .regex(SAFE_NAME, { message: NAME_MESSAGE })
+  .refine(isSafeName, { message: NAME_MESSAGE })
   .describe('Unique name; a git ref component');
 
+const DURATION_MESSAGE = 'is not a duration: write a number with a unit, e.g. 30s, 10m, 1h30m';
 const duration = z
   .string()
+  .regex(/^(\d+(\.\d+)?(ms|s|m|h|d))+$/, { message: DURATION_MESSAGE })
   .refine((s) => parseDuration(s) !== undefined && (parseDuration(s) as number) > 0, {
-    message: 'is not a duration: write a number with a unit, e.g. 30s, 10m, 1h30m',
+    message: DURATION_MESSAGE,
   })
   .describe('A duration such as 30s, 10m or 1h30m');
 
@@ -101,7 +105,6 @@ export function configJsonSchema(): unknown {
     unrepresentable: 'any',
   }) as Record<string, unknown>;
   return {
-    $id: 'https://nyl.dev/schema/nyl.schema.json',
     title: 'Nyl configuration document',
     ...schema,
   };

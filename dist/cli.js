@@ -29074,12 +29074,7 @@ async function reconcile(ctx, opts) {
     }
     if (!toRun.length) continue;
     if (ctx.cancellation.requested) {
-      for (const t of toRun)
-        outcomes.set(t.name, {
-          row: { unit: t.name, kind: t.desired.kind, result: "blocked", detail: "not started: the run was cancelled" },
-          evaluation: { action: "blocked", on: "", reason: "cancelled" },
-          desired: t.desired
-        });
+      for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
       continue;
     }
     for (const t of toRun) session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
@@ -29089,6 +29084,10 @@ async function reconcile(ctx, opts) {
     record2.executing = toRun.map((t) => t.name);
     await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
     await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+      if (ctx.cancellation.requested) {
+        outcomes.set(t.name, notStarted(t.name, t.desired));
+        return;
+      }
       const started = ctx.now();
       ctx.onEvent({ type: "unit-start", unit: t.name, kind: t.desired.kind, at: started });
       const result = await driverFor(t.desired.kind).execute({
@@ -29115,6 +29114,40 @@ async function reconcile(ctx, opts) {
     });
     record2.executing = [];
   }
+  const rowsNow = () => sel.waves.flat().map((n) => outcomes.get(n).row);
+  if (ctx.cancellation.requested) {
+    if (acquired) {
+      for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
+      record2.state = "cancelled";
+      record2.phase = "finished";
+      record2.executing = [];
+      record2.finishedAt = new Date(ctx.now()).toISOString();
+      await session.finish(record2, ctx.now());
+    }
+    const report = finishReport(
+      "reconcile",
+      env,
+      cfg.source,
+      acquired ? run : void 0,
+      rowsNow(),
+      void 0,
+      void 0,
+      false
+    );
+    report.problems.push(
+      problem(
+        "NYL-RUN-CANCELLED",
+        `run ${run} of ${env} was cancelled (${ctx.cancellation.signal}); finished units are checkpointed on its run ref, running ones marked uncertain`,
+        {
+          subject: env,
+          exit: Exit.uncertain,
+          fix: acquired ? `the next \`nyl reconcile -e ${env}\` takes over at once and imports it` : "nothing was written; run the command again"
+        }
+      )
+    );
+    report.exit = Exit.uncertain;
+    return report;
+  }
   const desiredDocs = /* @__PURE__ */ new Map();
   for (const name2 of sel.units.keys()) {
     const d = outcomes.get(name2)?.desired ?? pre.get(name2)?.desired;
@@ -29134,7 +29167,7 @@ async function reconcile(ctx, opts) {
       oFiles.set(FILES.unit(name2), Buffer.from(prettyJson(o.observed)));
       changed.push(name2);
     }
-  const rows = sel.waves.flat().map((n) => outcomes.get(n).row);
+  const rows = rowsNow();
   const desiredChanged = !sameFiles(hash2, dFiles, state.desiredFiles);
   if (!changed.length && !desiredChanged) {
     if (acquired) {
@@ -29189,6 +29222,13 @@ async function reconcile(ctx, opts) {
     tips.get(state.refs.observed),
     true
   );
+}
+function notStarted(name2, desired) {
+  return {
+    row: { unit: name2, kind: desired.kind, result: "skipped", detail: "not started: the run was cancelled" },
+    evaluation: { action: "blocked", on: "", reason: "the run was cancelled" },
+    desired
+  };
 }
 function staticRow(unit, kind, e) {
   switch (e.action) {
@@ -29401,9 +29441,14 @@ var COMMANDS = {
     description: "Reads the configuration from the source commit (HEAD), takes the environment’s lease, executes\nthe units whose desired document differs from their receipt wave by wave (the units of a wave in\nparallel), checkpoints after each wave and lands one transition commit. With nothing to do it\ntakes no lease and writes nothing.",
     options: {
       ...COMMON,
-      parallelism: { type: "string", value: "N", help: "units of a wave run at once (default: 4)" }
+      parallelism: { type: "string", value: "N", help: "units of a wave run at once (default: 4)" },
+      "cancel-grace": {
+        type: "string",
+        value: "DURATION",
+        help: "on SIGINT/SIGTERM, time tools get to stop before their process group is killed (default: 30s)"
+      }
     },
-    exits: "0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units"
+    exits: "0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units, lease lost or run cancelled"
   },
   plan: {
     summary: "show what reconcile would execute; executes and writes nothing",
@@ -29577,7 +29622,7 @@ function renderStatus(r) {
 }
 async function main(argv, io) {
   const json2 = argv.includes("--json");
-  const cancellation = new Cancellation();
+  let cancellation = new Cancellation();
   const onSignal = (sig) => cancellation.cancel(sig);
   let progress;
   let ctx;
@@ -29628,6 +29673,12 @@ async function main(argv, io) {
       parallelism = Number(values.parallelism);
       if (!Number.isInteger(parallelism) || parallelism < 1)
         throw usage(`--parallelism ${values.parallelism} is not a positive integer`, "pass --parallelism N with N ≥ 1");
+    }
+    if (values["cancel-grace"] !== void 0) {
+      const ms = parseDuration(values["cancel-grace"]);
+      if (ms === void 0)
+        throw usage(`--cancel-grace ${values["cancel-grace"]} is not a duration`, "pass a duration such as 5s or 30s");
+      cancellation = new Cancellation(ms);
     }
     progress = progressReporter(io.stderr, !json2 && command === "reconcile" && process.env.NYL_PROGRESS !== "0");
     process.on("SIGINT", onSignal);

@@ -40,8 +40,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: {
       ...COMMON,
       parallelism: { type: 'string', value: 'N', help: 'units of a wave run at once (default: 4)' },
+      'cancel-grace': {
+        type: 'string',
+        value: 'DURATION',
+        help: 'on SIGINT/SIGTERM, time tools get to stop before their process group is killed (default: 30s)',
+      },
     },
-    exits: '0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units',
+    exits: '0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units, lease lost or run cancelled',
   },
   plan: {
     summary: 'show what reconcile would execute; executes and writes nothing',

@@ -8,6 +8,7 @@ import type { RunReport, StatusReport } from '../core/ops/report.js';
 import { status } from '../core/ops/status.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
 import { Cancellation } from '../core/util/cancel.js';
+import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem } from '../core/util/errors.js';
 import { COMMANDS, commandHelp, mainHelp } from './commands.js';
 import { progressReporter } from './progress.js';
@@ -64,7 +65,7 @@ function renderStatus(r: StatusReport): string {
 /** Runs one command line; returns the exit code. Never lets a stack trace reach the user. */
 export async function main(argv: string[], io: Io): Promise<number> {
   const json = argv.includes('--json');
-  const cancellation = new Cancellation();
+  let cancellation = new Cancellation();
   const onSignal = (sig: NodeJS.Signals) => cancellation.cancel(sig);
   let progress: ReturnType<typeof progressReporter> | undefined;
   let ctx: OpContext | undefined;
@@ -113,6 +114,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
       parallelism = Number(values.parallelism);
       if (!Number.isInteger(parallelism) || parallelism < 1)
         throw usage(`--parallelism ${values.parallelism} is not a positive integer`, 'pass --parallelism N with N ≥ 1');
+    }
+    if (values['cancel-grace'] !== undefined) {
+      const ms = parseDuration(values['cancel-grace'] as string);
+      if (ms === undefined)
+        throw usage(`--cancel-grace ${values['cancel-grace']} is not a duration`, 'pass a duration such as 5s or 30s');
+      cancellation = new Cancellation(ms);
     }
     progress = progressReporter(io.stderr, !json && command === 'reconcile' && process.env.NYL_PROGRESS !== '0');
     process.on('SIGINT', onSignal);

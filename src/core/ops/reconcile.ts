@@ -179,12 +179,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     }
     if (!toRun.length) continue;
     if (ctx.cancellation.requested) {
-      for (const t of toRun)
-        outcomes.set(t.name, {
-          row: { unit: t.name, kind: t.desired.kind, result: 'blocked', detail: 'not started: the run was cancelled' },
-          evaluation: { action: 'blocked', on: '', reason: 'cancelled' },
-          desired: t.desired,
-        });
+      for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
       continue;
     }
     // Before a unit starts, the run ref records its desired document and uid.
@@ -196,6 +191,11 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
 
     await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+      // A cancel stops units waiting for a slot; they never started, so they made no effect.
+      if (ctx.cancellation.requested) {
+        outcomes.set(t.name, notStarted(t.name, t.desired));
+        return;
+      }
       const started = ctx.now();
       ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: started });
       const result = await driverFor(t.desired.kind).execute({
@@ -223,6 +223,44 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     record.executing = [];
   }
 
+  const rowsNow = () => sel.waves.flat().map((n) => (outcomes.get(n) as Outcome).row);
+  if (ctx.cancellation.requested) {
+    // No transition: the run ref keeps the checkpoints, is marked finished, the lease released.
+    if (acquired) {
+      for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
+      record.state = 'cancelled';
+      record.phase = 'finished';
+      record.executing = [];
+      record.finishedAt = new Date(ctx.now()).toISOString();
+      await session.finish(record, ctx.now());
+    }
+    const report = finishReport(
+      'reconcile',
+      env,
+      cfg.source,
+      acquired ? run : undefined,
+      rowsNow(),
+      undefined,
+      undefined,
+      false,
+    );
+    report.problems.push(
+      problem(
+        'NYL-RUN-CANCELLED',
+        `run ${run} of ${env} was cancelled (${ctx.cancellation.signal}); finished units are checkpointed on its run ref, running ones marked uncertain`,
+        {
+          subject: env,
+          exit: Exit.uncertain,
+          fix: acquired
+            ? `the next \`nyl reconcile -e ${env}\` takes over at once and imports it`
+            : 'nothing was written; run the command again',
+        },
+      ),
+    );
+    report.exit = Exit.uncertain;
+    return report;
+  }
+
   // The transition: desired documents of this resolution, observed documents changed by this run.
   const desiredDocs = new Map<string, DesiredUnit>();
   for (const name of sel.units.keys()) {
@@ -244,7 +282,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
       oFiles.set(FILES.unit(name), Buffer.from(prettyJson(o.observed)));
       changed.push(name);
     }
-  const rows = sel.waves.flat().map((n) => (outcomes.get(n) as Outcome).row);
+  const rows = rowsNow();
   const desiredChanged = !sameFiles(hash, dFiles, state.desiredFiles);
 
   if (!changed.length && !desiredChanged) {
@@ -301,6 +339,14 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     tips.get(state.refs.observed),
     true,
   );
+}
+
+function notStarted(name: string, desired: DesiredUnit): Outcome {
+  return {
+    row: { unit: name, kind: desired.kind, result: 'skipped', detail: 'not started: the run was cancelled' },
+    evaluation: { action: 'blocked', on: '', reason: 'the run was cancelled' },
+    desired,
+  };
 }
 
 function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {

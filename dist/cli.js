@@ -106,7 +106,7 @@ var require_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit2(node2, visitor) {
+    function visit3(node2, visitor) {
       const visitor_ = initVisitor(visitor);
       if (identity.isDocument(node2)) {
         const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
@@ -115,9 +115,9 @@ var require_visit = __commonJS({
       } else
         visit_(null, node2, visitor_, Object.freeze([]));
     }
-    visit2.BREAK = BREAK;
-    visit2.SKIP = SKIP;
-    visit2.REMOVE = REMOVE;
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP;
+    visit3.REMOVE = REMOVE;
     function visit_(key, node2, visitor, path) {
       const ctrl = callVisitor(key, node2, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
@@ -251,7 +251,7 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
-    exports.visit = visit2;
+    exports.visit = visit3;
     exports.visitAsync = visitAsync;
   }
 });
@@ -261,7 +261,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -405,7 +405,7 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
-          visit2.visit(doc.contents, (_key, node2) => {
+          visit3.visit(doc.contents, (_key, node2) => {
             if (identity.isNode(node2) && node2.tag)
               tags[node2.tag] = true;
           });
@@ -432,7 +432,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
         const sa = JSON.stringify(anchor2);
@@ -443,7 +443,7 @@ var require_anchors = __commonJS({
     }
     function anchorNames(root) {
       const anchors = /* @__PURE__ */ new Set();
-      visit2.visit(root, {
+      visit3.visit(root, {
         Value(_key, node2) {
           if (node2.anchor)
             anchors.add(node2.anchor);
@@ -623,7 +623,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
@@ -649,7 +649,7 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit2.visit(doc, {
+          visit3.visit(doc, {
             Node: (_key, node2) => {
               if (identity.isAlias(node2) || identity.hasAnchor(node2))
                 nodes.push(node2);
@@ -5571,15 +5571,15 @@ var require_cst_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit2(cst, visitor) {
+    function visit3(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit2.BREAK = BREAK;
-    visit2.SKIP = SKIP;
-    visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path) => {
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP;
+    visit3.REMOVE = REMOVE;
+    visit3.itemAtPath = (cst, path) => {
       let item = cst;
       for (const [field, index] of path) {
         const tok = item?.[field];
@@ -5590,8 +5590,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path) => {
-      const parent = visit2.itemAtPath(cst, path.slice(0, -1));
+    visit3.parentCollection = (cst, path) => {
+      const parent = visit3.itemAtPath(cst, path.slice(0, -1));
       const field = path[path.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
@@ -5622,7 +5622,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path) : ctrl;
     }
-    exports.visit = visit2;
+    exports.visit = visit3;
   }
 });
 
@@ -7338,7 +7338,7 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     exports.Composer = composer.Composer;
     exports.Document = Document.Document;
     exports.Schema = Schema.Schema;
@@ -7366,8 +7366,8 @@ var require_dist = __commonJS({
     exports.parseAllDocuments = publicApi.parseAllDocuments;
     exports.parseDocument = publicApi.parseDocument;
     exports.stringify = publicApi.stringify;
-    exports.visit = visit2.visit;
-    exports.visitAsync = visit2.visitAsync;
+    exports.visit = visit3.visit;
+    exports.visitAsync = visit3.visitAsync;
   }
 });
 
@@ -27755,14 +27755,14 @@ function locate(doc, lc, path, key) {
   }
   return 1;
 }
-function parseFile(file2, text, cfg, problems) {
+function parseFile(file2, source, cfg, problems) {
   const lc = new import_yaml.LineCounter();
-  const docs = (0, import_yaml.parseAllDocuments)(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  const docs = (0, import_yaml.parseAllDocuments)(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
   if (!Array.isArray(docs)) return;
   for (const doc of docs) {
     if (doc.errors.length) {
       for (const e of doc.errors) {
-        const line = e.linePos?.[0]?.line ?? lineOf(lc, e.pos[0]);
+        const line = errorLine(doc, lc, e);
         problems.push(
           problem("NYL-CONFIG-SYNTAX", `YAML syntax error: ${e.message.split("\n")[0]}`, {
             subject: `${file2}:${line}`,
@@ -27835,40 +27835,57 @@ function parseFile(file2, text, cfg, problems) {
       if (dup(cfg.units.get(data.name)?.at, "unit")) continue;
       const unit = data;
       const refs = [];
-      walkStrings(unit.spec, [], (s, path) => {
-        const r = scanReferences(s);
-        refs.push(...r.refs);
+      const refAt = /* @__PURE__ */ new Map();
+      walkStrings(unit.spec, [], (str, path) => {
+        const r = scanReferences(str);
+        const field = `spec.${path.join(".")}`;
+        const lineOfText = (text) => textLine(text, doc, lc, source, ["spec", ...path]);
+        for (const ref of r.refs) {
+          refs.push(ref);
+          if (!refAt.has(ref.unit)) refAt.set(ref.unit, { line: lineOfText(ref.text), field });
+        }
         for (const b of r.bad) {
           problems.push(
             problem("NYL-CONFIG-REFERENCE", `${what}: unsupported expression ${b}`, {
-              subject: `${file2}:${locate(doc, lc, ["spec", ...path])} spec.${path.join(".")}`,
+              subject: `${file2}:${lineOfText(b)} ${field}`,
               fix: "the only expression is ${{ units.<name>.outputs.<key> }}"
             })
           );
         }
       });
       const deps = [.../* @__PURE__ */ new Set([...unit.needs ?? [], ...refs.map((r) => r.unit)])];
-      const depLine = (dep) => findRefLine(doc, lc, dep) ?? docLine;
-      cfg.units.set(data.name, { doc: unit, at, refs, deps, depLine });
+      const needsNode = doc.getIn(["needs"], true);
+      const depAt = (dep) => {
+        const item = needsNode?.items?.find((i) => i.value === dep);
+        if (item) return { line: lineOf(lc, item.range?.[0]), field: "needs" };
+        return refAt.get(dep) ?? { line: docLine, field: "spec" };
+      };
+      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt });
     }
   }
 }
-function findRefLine(doc, lc, unitName) {
-  const needs = doc.getIn(["needs"], true);
-  for (const item of needs?.items ?? []) if (item.value === unitName) return lineOf(lc, item.range?.[0]);
-  let found;
-  const visit2 = (node2) => {
-    if (found !== void 0 || !node2 || typeof node2 !== "object") return;
-    if ((0, import_yaml.isScalar)(node2) && typeof node2.value === "string" && node2.value.includes(`units.${unitName}.outputs.`)) {
-      found = lineOf(lc, node2.range?.[0]);
-      return;
-    }
-    const n = node2;
-    if (Array.isArray(n.items)) for (const i of n.items) visit2(i);
-    if ("value" in n && n.value && typeof n.value === "object") visit2(n.value);
-  };
-  visit2(doc.getIn(["spec"], true));
-  return found;
+function errorLine(doc, lc, e) {
+  const at = e.pos[0];
+  if (e.code === "MISSING_CHAR" && /quote/.test(e.message)) {
+    let open2;
+    (0, import_yaml.visit)(doc, {
+      Scalar(_k, node2) {
+        const start = node2.range?.[0];
+        if ((node2.type === "QUOTE_DOUBLE" || node2.type === "QUOTE_SINGLE") && start !== void 0 && start <= at) {
+          if (open2 === void 0 || start > open2) open2 = start;
+        }
+      }
+    });
+    if (open2 !== void 0) return lineOf(lc, open2);
+  }
+  return e.linePos?.[0]?.line ?? lineOf(lc, at);
+}
+function textLine(text, doc, lc, source, path) {
+  const node2 = doc.getIn(path, true);
+  const [start, end] = node2?.range ?? [0, source.length];
+  const inner = text.replace(/^\$\{\{\s*|\s*\}\}$/g, "");
+  const at = source.slice(start, end).indexOf(inner);
+  return lineOf(lc, at >= 0 ? start + at : start);
 }
 function walkStrings(v, path, fn) {
   if (typeof v === "string") fn(v, path);
@@ -27935,7 +27952,7 @@ function checkReferences(cfg, problems) {
           "NYL-CONFIG-REFERENCE",
           viaRef ? `${u.doc.kind} ${name2}: ${viaRef.text} refers to unit ${dep}, which is not defined` : `${u.doc.kind} ${name2}: needs unit ${dep}, which is not defined`,
           {
-            subject: `${u.at.file}:${u.depLine(dep)} ${viaRef ? "spec" : "needs"}`,
+            subject: `${u.at.file}:${u.depAt(dep).line} ${u.depAt(dep).field}`,
             fix: `define a unit named ${dep} or correct the name (units: ${[...cfg.units.keys()].join(", ")})`
           }
         )
@@ -27944,7 +27961,7 @@ function checkReferences(cfg, problems) {
     if (u.deps.includes(name2))
       problems.push(
         problem("NYL-CONFIG-CYCLE", `${u.doc.kind} ${name2} depends on itself`, {
-          subject: `${u.at.file}:${u.depLine(name2)} ${name2}`,
+          subject: `${u.at.file}:${u.depAt(name2).line} ${u.depAt(name2).field}`,
           fix: `remove ${name2} from its own needs and references`
         })
       );
@@ -27964,7 +27981,7 @@ function checkCycles(cfg, problems) {
   const state = /* @__PURE__ */ new Map();
   const stack = [];
   const reported = /* @__PURE__ */ new Set();
-  const visit2 = (n) => {
+  const visit3 = (n) => {
     state.set(n, "visiting");
     stack.push(n);
     for (const d of cfg.units.get(n)?.deps ?? []) {
@@ -27976,19 +27993,20 @@ function checkCycles(cfg, problems) {
         if (!reported.has(key)) {
           reported.add(key);
           const u = cfg.units.get(d);
+          const edge = u.depAt(cycle[1]);
           problems.push(
             problem("NYL-CONFIG-CYCLE", `dependency cycle: ${cycle.join(" -> ")}`, {
-              subject: `${u.at.file}:${u.at.line} ${d}`,
+              subject: `${u.at.file}:${edge.line} ${edge.field}`,
               fix: "remove one of these needs or output references to break the cycle"
             })
           );
         }
-      } else if (!s) visit2(d);
+      } else if (!s) visit3(d);
     }
     stack.pop();
     state.set(n, "done");
   };
-  for (const n of cfg.units.keys()) if (!state.has(n)) visit2(n);
+  for (const n of cfg.units.keys()) if (!state.has(n)) visit3(n);
 }
 
 // src/core/git/cat-file.ts
@@ -28388,7 +28406,7 @@ function selectEnvironment(cfg, environment) {
             "NYL-CONFIG-REFERENCE",
             `${u.doc.kind} ${name2} depends on unit ${d}, which is not part of environment ${environment}`,
             {
-              subject: `${u.at.file}:${u.depLine(d)} ${name2}`,
+              subject: `${u.at.file}:${u.depAt(d).line} ${u.depAt(d).field}`,
               fix: `add ${environment} to the environments of ${d}, or remove the dependency`
             }
           )

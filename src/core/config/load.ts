@@ -1,5 +1,14 @@
 import { posix, relative, resolve } from 'node:path';
-import { type Document, isMap, isScalar, LineCounter, parseAllDocuments, type YAMLMap } from 'yaml';
+import {
+  type Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  parseAllDocuments,
+  visit,
+  type YAMLError,
+  type YAMLMap,
+} from 'yaml';
 import type { z } from 'zod';
 import type { GitRepo } from '../git/repo.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
@@ -25,8 +34,8 @@ export interface UnitConfig {
   refs: Reference[];
   /** needs plus every unit referenced: the unit's dependency edges. */
   deps: string[];
-  /** Line where a dependency is named (needs entry or reference), for messages. */
-  depLine: (dep: string) => number;
+  /** Where a dependency is named (a needs entry or a reference), for messages. */
+  depAt: (dep: string) => { line: number; field: string };
 }
 
 export interface Config {
@@ -133,14 +142,14 @@ function locate(doc: Document, lc: LineCounter, path: (string | number)[], key?:
   return 1;
 }
 
-function parseFile(file: string, text: string, cfg: Config, problems: Problem[]): void {
+function parseFile(file: string, source: string, cfg: Config, problems: Problem[]): void {
   const lc = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  const docs = parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
   if (!Array.isArray(docs)) return; // an empty stream
   for (const doc of docs) {
     if (doc.errors.length) {
       for (const e of doc.errors) {
-        const line = e.linePos?.[0]?.line ?? lineOf(lc, e.pos[0]);
+        const line = errorLine(doc, lc, e);
         problems.push(
           problem('NYL-CONFIG-SYNTAX', `YAML syntax error: ${e.message.split('\n')[0]}`, {
             subject: `${file}:${line}`,
@@ -214,41 +223,65 @@ function parseFile(file: string, text: string, cfg: Config, problems: Problem[])
       if (dup(cfg.units.get(data.name)?.at, 'unit')) continue;
       const unit = data as UnitDoc;
       const refs: Reference[] = [];
-      walkStrings(unit.spec, [], (s, path) => {
-        const r = scanReferences(s);
-        refs.push(...r.refs);
+      const refAt = new Map<string, { line: number; field: string }>();
+      walkStrings(unit.spec, [], (str, path) => {
+        const r = scanReferences(str);
+        const field = `spec.${path.join('.')}`;
+        const lineOfText = (text: string) => textLine(text, doc, lc, source, ['spec', ...path]);
+        for (const ref of r.refs) {
+          refs.push(ref);
+          if (!refAt.has(ref.unit)) refAt.set(ref.unit, { line: lineOfText(ref.text), field });
+        }
         for (const b of r.bad) {
           problems.push(
             problem('NYL-CONFIG-REFERENCE', `${what}: unsupported expression ${b}`, {
-              subject: `${file}:${locate(doc, lc, ['spec', ...path])} spec.${path.join('.')}`,
+              subject: `${file}:${lineOfText(b)} ${field}`,
               fix: 'the only expression is ${{ units.<name>.outputs.<key> }}',
             }),
           );
         }
       });
       const deps = [...new Set([...(unit.needs ?? []), ...refs.map((r) => r.unit)])];
-      const depLine = (dep: string) => findRefLine(doc, lc, dep) ?? docLine;
-      cfg.units.set(data.name, { doc: unit, at, refs, deps, depLine });
+      const needsNode = doc.getIn(['needs'], true) as {
+        items?: { value?: unknown; range?: [number, number, number] }[];
+      };
+      const depAt = (dep: string) => {
+        const item = needsNode?.items?.find((i) => i.value === dep);
+        if (item) return { line: lineOf(lc, item.range?.[0]), field: 'needs' };
+        return refAt.get(dep) ?? { line: docLine, field: 'spec' };
+      };
+      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt });
     }
   }
 }
 
-function findRefLine(doc: Document, lc: LineCounter, unitName: string): number | undefined {
-  const needs = doc.getIn(['needs'], true) as { items?: { value?: unknown; range?: [number, number, number] }[] };
-  for (const item of needs?.items ?? []) if (item.value === unitName) return lineOf(lc, item.range?.[0]);
-  let found: number | undefined;
-  const visit = (node: unknown) => {
-    if (found !== undefined || !node || typeof node !== 'object') return;
-    if (isScalar(node) && typeof node.value === 'string' && node.value.includes(`units.${unitName}.outputs.`)) {
-      found = lineOf(lc, node.range?.[0]);
-      return;
-    }
-    const n = node as { items?: unknown[]; value?: unknown; key?: unknown };
-    if (Array.isArray(n.items)) for (const i of n.items) visit(i);
-    if ('value' in n && n.value && typeof n.value === 'object') visit(n.value);
-  };
-  visit(doc.getIn(['spec'], true));
-  return found;
+/**
+ * A missing closing quote is reported where the file ends; the operator needs the line where
+ * the quote opened: the start of the last quoted scalar before that point.
+ */
+function errorLine(doc: Document, lc: LineCounter, e: YAMLError): number {
+  const at = e.pos[0];
+  if (e.code === 'MISSING_CHAR' && /quote/.test(e.message)) {
+    let open: number | undefined;
+    visit(doc, {
+      Scalar(_k, node) {
+        const start = node.range?.[0];
+        if ((node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && start !== undefined && start <= at)
+          if (open === undefined || start > open) open = start;
+      },
+    });
+    if (open !== undefined) return lineOf(lc, open);
+  }
+  return e.linePos?.[0]?.line ?? lineOf(lc, at);
+}
+
+/** The line where `text` occurs inside the scalar at `path` (block scalars span many lines). */
+function textLine(text: string, doc: Document, lc: LineCounter, source: string, path: string[]): number {
+  const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
+  const [start, end] = node?.range ?? [0, source.length];
+  const inner = text.replace(/^\$\{\{\s*|\s*\}\}$/g, '');
+  const at = source.slice(start, end).indexOf(inner);
+  return lineOf(lc, at >= 0 ? start + at : start);
 }
 
 function walkStrings(v: unknown, path: string[], fn: (s: string, path: string[]) => void): void {
@@ -328,7 +361,7 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
             ? `${u.doc.kind} ${name}: ${viaRef.text} refers to unit ${dep}, which is not defined`
             : `${u.doc.kind} ${name}: needs unit ${dep}, which is not defined`,
           {
-            subject: `${u.at.file}:${u.depLine(dep)} ${viaRef ? 'spec' : 'needs'}`,
+            subject: `${u.at.file}:${u.depAt(dep).line} ${u.depAt(dep).field}`,
             fix: `define a unit named ${dep} or correct the name (units: ${[...cfg.units.keys()].join(', ')})`,
           },
         ),
@@ -337,7 +370,7 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
     if (u.deps.includes(name))
       problems.push(
         problem('NYL-CONFIG-CYCLE', `${u.doc.kind} ${name} depends on itself`, {
-          subject: `${u.at.file}:${u.depLine(name)} ${name}`,
+          subject: `${u.at.file}:${u.depAt(name).line} ${u.depAt(name).field}`,
           fix: `remove ${name} from its own needs and references`,
         }),
       );
@@ -371,9 +404,10 @@ function checkCycles(cfg: Config, problems: Problem[]): void {
         if (!reported.has(key)) {
           reported.add(key);
           const u = cfg.units.get(d) as UnitConfig;
+          const edge = u.depAt(cycle[1] as string);
           problems.push(
             problem('NYL-CONFIG-CYCLE', `dependency cycle: ${cycle.join(' -> ')}`, {
-              subject: `${u.at.file}:${u.at.line} ${d}`,
+              subject: `${u.at.file}:${edge.line} ${edge.field}`,
               fix: 'remove one of these needs or output references to break the cycle',
             }),
           );

@@ -43,7 +43,7 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
             'NYL-CONFIG-REFERENCE',
             `${u.doc.kind} ${name} depends on unit ${d}, which is not part of environment ${environment}`,
             {
-              subject: `${u.at.file}:${u.depLine(d)} ${name}`,
+              subject: `${u.at.file}:${u.depAt(d).line} ${u.depAt(d).field}`,
               fix: `add ${environment} to the environments of ${d}, or remove the dependency`,
             },
           ),

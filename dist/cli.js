@@ -27311,6 +27311,100 @@ function runGit(args, opts) {
   });
 }
 
+// src/core/state/documents.ts
+var FILES = {
+  lease: "lease.json",
+  run: "run.json",
+  environment: "environment.json",
+  unit: (name2) => `units/${name2}.json`,
+  runDesired: (name2) => `units/${name2}/desired.json`,
+  runCheckpoint: (name2) => `units/${name2}/checkpoint.json`,
+  runLog: (name2) => `units/${name2}/log.txt`
+};
+
+// src/core/state/lease.ts
+import { hostname as hostname3, userInfo } from "node:os";
+var CLOCK_SKEW_MS = 6e4;
+var GRACE_MS = 10 * 6e4;
+var RESOLUTION_TIMEOUT_MS = 30 * 6e4;
+function currentHolder(env = process.env) {
+  let user = "unknown";
+  try {
+    user = userInfo().username || "unknown";
+  } catch {
+  }
+  const h = { id: `${user}@${hostname3() || "localhost"}` };
+  if (env.GITHUB_ACTOR) h.actor = env.GITHUB_ACTOR;
+  if (env.GITHUB_RUN_ID)
+    h.workflowRun = `${env.GITHUB_SERVER_URL ?? "https://github.com"}/${env.GITHUB_REPOSITORY ?? ""}/actions/runs/${env.GITHUB_RUN_ID}`;
+  return h;
+}
+function holderText(h) {
+  return h.actor ? `${h.id} (${h.actor}${h.workflowRun ? `, ${h.workflowRun}` : ""})` : h.id;
+}
+function expired(deadline, now) {
+  return Date.parse(deadline) + CLOCK_SKEW_MS < now;
+}
+function leaseVerdict(state, now) {
+  const l = state.lease;
+  if (l?.state === "held" && !expired(l.deadline, now))
+    return { kind: "held", run: l.run, operation: l.operation, holder: l.holder, deadline: l.deadline, via: "lease" };
+  for (const r of state.runs.values()) {
+    const rec = r.record;
+    if (rec && rec.phase !== "finished" && !expired(rec.deadline, now) && !(l?.state === "broken" && l.run === rec.run))
+      return {
+        kind: "held",
+        run: rec.run,
+        operation: rec.operation,
+        holder: rec.holder,
+        deadline: rec.deadline,
+        via: "run-ref"
+      };
+  }
+  if (l?.state === "broken") return { kind: "broken", run: l.run, lease: l };
+  if (l?.state === "held") return { kind: "expired", run: l.run };
+  return { kind: "free" };
+}
+function newLease(environment, run, operation, holder, now, deadlineMs) {
+  const at = new Date(now).toISOString();
+  return {
+    schema: "nyl.lease/v1",
+    environment,
+    state: "held",
+    run,
+    operation,
+    holder,
+    acquiredAt: at,
+    renewedAt: at,
+    deadline: new Date(now + deadlineMs).toISOString()
+  };
+}
+
+// src/core/util/canonical.ts
+import { createHash } from "node:crypto";
+function canonicalJson(value) {
+  return JSON.stringify(sortKeys(value));
+}
+function sortKeys(value) {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === "object") {
+    const out = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = value[k];
+      if (v !== void 0) out[k] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+function sha256Key(value) {
+  return `sha256:${createHash("sha256").update(canonicalJson(value)).digest("hex")}`;
+}
+function prettyJson(value) {
+  return `${JSON.stringify(sortKeys(value), null, 2)}
+`;
+}
+
 // src/core/util/errors.ts
 var Exit = {
   ok: 0,
@@ -27346,32 +27440,9 @@ function worstExit(codes) {
   return Exit.ok;
 }
 
-// src/core/ops/decide.ts
-function decide(desired, observed, policy) {
-  const c = observed?.condition;
-  if (c?.state === "uncertain") {
-    if (policy === "converge") return { action: "execute", why: "recover" };
-    return { action: "wait", state: "uncertain", reason: c.reason };
-  }
-  if (c?.state === "failed") {
-    if (c.retryable !== false) return { action: "execute", why: "retry" };
-    return { action: "wait", state: "failed", reason: c.reason };
-  }
-  if (!observed?.receipt) return { action: "execute", why: "new" };
-  if (observed.receipt.executionKey !== desired.executionKey) return { action: "execute", why: "changed" };
-  return { action: "current" };
-}
-var WHY_TEXT = {
-  new: "new unit",
-  changed: "desired document changed",
-  retry: "last execution failed",
-  recover: "uncertain; its recovery policy converges"
-};
-
-// src/core/drivers/command.ts
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// src/core/config/load.ts
+var import_yaml = __toESM(require_dist(), 1);
+import { posix, relative, resolve } from "node:path";
 
 // src/core/config/references.ts
 var EXPR = /\$\{\{\s*(.*?)\s*\}\}/g;
@@ -27423,254 +27494,7 @@ function shellSafeScript(script) {
   return out;
 }
 
-// src/core/drivers/command.ts
-var REASON_LINES = 5;
-function lastLines(text, n) {
-  const lines = text.replace(/\s+$/, "").split("\n");
-  return lines.slice(-n).join("\n");
-}
-function parseOutputFile(text) {
-  const outputs = {};
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].replace(/\r$/, "");
-    if (line.trim() === "") continue;
-    const heredoc = /^([A-Za-z_][A-Za-z0-9_-]*)<<(.+)$/.exec(line);
-    if (heredoc) {
-      const delim = heredoc[2];
-      const body = [];
-      let j = i + 1;
-      while (j < lines.length && lines[j].replace(/\r$/, "") !== delim) body.push(lines[j++]);
-      if (j >= lines.length) return { outputs, error: `NYL_OUTPUT line ${i + 1}: no closing ${delim}` };
-      outputs[heredoc[1]] = body.join("\n");
-      i = j;
-      continue;
-    }
-    const eq = line.indexOf("=");
-    const key = eq > 0 ? line.slice(0, eq) : "";
-    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key))
-      return { outputs, error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(line.slice(0, 80))}` };
-    outputs[key] = line.slice(eq + 1);
-  }
-  return { outputs };
-}
-function unitEnv(ctx, output2) {
-  const env = {
-    ...process.env,
-    NYL_ENVIRONMENT: ctx.environment,
-    NYL_UNIT: ctx.unit.name,
-    NYL_RUN: ctx.run,
-    NYL_UID: ctx.unit.uid,
-    NYL_OUTPUT: output2
-  };
-  for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
-    const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
-    if (m) env[referenceVariable({ unit: m[1], key: m[2] })] = value;
-  }
-  return env;
-}
-var commandDriver = {
-  kind: "Command",
-  policy(unit) {
-    const spec = unit.spec;
-    if (spec.idempotent) return "converge";
-    if (spec.inspect) return "inspect";
-    return "manual";
-  },
-  async execute(ctx) {
-    const spec = ctx.unit.spec;
-    const dir = await mkdtemp(join(tmpdir(), "nyl-out-"));
-    const outFile = join(dir, "output");
-    try {
-      const r = await runScript({
-        script: shellSafeScript(spec.run),
-        cwd: ctx.cwd,
-        env: unitEnv(ctx, outFile),
-        timeoutMs: ctx.timeoutMs,
-        cancellation: ctx.cancellation
-      });
-      const log = ctx.mask(r.tail);
-      if (r.timedOut)
-        return {
-          status: "uncertain",
-          reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
-          log,
-          durationMs: r.durationMs
-        };
-      if (r.cancelled)
-        return {
-          status: "uncertain",
-          reason: `run ${ctx.run} was cancelled while executing it`,
-          log,
-          durationMs: r.durationMs
-        };
-      if (r.exitCode !== 0) {
-        const how = r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
-        const tail = lastLines(log, REASON_LINES);
-        return {
-          status: "failed",
-          reason: tail ? `${how}: ${tail}` : how,
-          exitCode: r.exitCode ?? void 0,
-          retryable: true,
-          log,
-          durationMs: r.durationMs
-        };
-      }
-      const text = await readFile(outFile, "utf8").catch(() => "");
-      const parsed = parseOutputFile(text);
-      if (parsed.error)
-        return { status: "failed", reason: parsed.error, retryable: true, log, durationMs: r.durationMs };
-      return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
-};
-
-// src/core/drivers/index.ts
-var DRIVERS = { Command: commandDriver };
-function driverFor(kind) {
-  const d = DRIVERS[kind];
-  if (!d) throw new Error(`no driver for kind ${kind}`);
-  return d;
-}
-
-// src/core/util/canonical.ts
-import { createHash } from "node:crypto";
-function canonicalJson(value) {
-  return JSON.stringify(sortKeys(value));
-}
-function sortKeys(value) {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === "object") {
-    const out = {};
-    for (const k of Object.keys(value).sort()) {
-      const v = value[k];
-      if (v !== void 0) out[k] = sortKeys(v);
-    }
-    return out;
-  }
-  return value;
-}
-function sha256Key(value) {
-  return `sha256:${createHash("sha256").update(canonicalJson(value)).digest("hex")}`;
-}
-function prettyJson(value) {
-  return `${JSON.stringify(sortKeys(value), null, 2)}
-`;
-}
-
-// src/core/resolve/desired.ts
-var DEFAULT_TIMEOUT_MS = 30 * 6e4;
-var MissingOutputError = class extends Error {
-  constructor(unit, ref, key) {
-    super(`${unit}: ${ref} has no output ${key}`);
-    this.unit = unit;
-    this.ref = ref;
-    this.key = key;
-  }
-  unit;
-  ref;
-  key;
-};
-function resolveUnit(u, uid, outputsOf) {
-  const inputs = {};
-  for (const r of u.refs) {
-    const outs = outputsOf(r.unit);
-    const v = outs?.[r.key];
-    if (v === void 0) throw new MissingOutputError(u.doc.name, r.unit, r.key);
-    inputs[`units.${r.unit}.outputs.${r.key}`] = v;
-  }
-  const spec = u.doc.spec;
-  const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
-  return {
-    schema: "nyl.desired-unit/v1",
-    name: u.doc.name,
-    kind: u.doc.kind,
-    uid,
-    executionKey,
-    spec,
-    inputs,
-    needs: u.deps,
-    timeout: u.doc.timeout ?? "30m"
-  };
-}
-function timeoutMs(d) {
-  return parseDuration(d.timeout) ?? DEFAULT_TIMEOUT_MS;
-}
-
-// src/core/util/uuid7.ts
-import { randomBytes } from "node:crypto";
-function uuid72(now = Date.now()) {
-  const b = randomBytes(16);
-  const ms = BigInt(now);
-  for (let i = 0; i < 6; i++) b[i] = Number(ms >> BigInt(8 * (5 - i)) & 0xffn);
-  b[6] = b[6] & 15 | 112;
-  b[8] = b[8] & 63 | 128;
-  const h = b.toString("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
-// src/core/ops/evaluate.ts
-function uidFor(state, name2) {
-  return state.observed.get(name2)?.uid ?? uuid72();
-}
-function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
-  const u = sel.units.get(name2);
-  if (!u) throw new Error(`unit ${name2} is not selected`);
-  const observed = state.observed.get(name2);
-  const base = { name: name2, kind: u.doc.kind, observed };
-  for (const dep of u.deps) {
-    const o = outcomeOf2(dep);
-    if (o && (o.action === "wait" || o.action === "blocked" || o.action === "invalid")) {
-      const why = o.action === "wait" ? o.state : o.action === "invalid" ? "failed" : "blocked";
-      return { ...base, policy: "manual", evaluation: { action: "blocked", on: dep, reason: `needs ${dep} (${why})` } };
-    }
-  }
-  const pendingOn = u.refs.map((r) => r.unit).filter((d, i, a) => a.indexOf(d) === i && outcomeOf2(d)?.action === "execute");
-  if (pendingOn.length) return { ...base, policy: "manual", evaluation: { action: "pending", on: pendingOn } };
-  let desired;
-  try {
-    desired = resolveUnit(u, uid, outputsOf);
-  } catch (e) {
-    if (e instanceof MissingOutputError)
-      return {
-        ...base,
-        policy: "manual",
-        evaluation: {
-          action: "invalid",
-          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`
-        }
-      };
-    throw e;
-  }
-  const policy = driverFor(u.doc.kind).policy(desired);
-  return { ...base, policy, desired, evaluation: decide(desired, observed, policy) };
-}
-function evaluateAll(sel, state) {
-  const out = /* @__PURE__ */ new Map();
-  for (const wave of sel.waves)
-    for (const name2 of wave)
-      out.set(
-        name2,
-        evaluateUnit(
-          sel,
-          state,
-          name2,
-          (d) => {
-            const e = out.get(d)?.evaluation;
-            return e?.action === "pending" ? { action: "execute", why: "changed" } : e;
-          },
-          (d) => state.observed.get(d)?.receipt?.outputs,
-          uidFor(state, name2)
-        )
-      );
-  return out;
-}
-
 // src/core/config/load.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { posix, relative, resolve } from "node:path";
 var DEFAULT_FILES = ["nyl.yaml", "nyl.yml"];
 async function loadConfig(repo, opts) {
   const rev = opts.rev ?? "HEAD";
@@ -28262,9 +28086,9 @@ var GitRepo = class _GitRepo {
       })
     );
   }
-  /** Refs under a prefix with their tips, in one process. */
-  async listRefs(prefix) {
-    const r = await runGit(["for-each-ref", "--format=%(objectname) %(refname)", `${prefix}/`], {
+  /** Refs under one or more prefixes with their tips, in one process. */
+  async listRefs(...prefixes) {
+    const r = await runGit(["for-each-ref", "--format=%(objectname) %(refname)", ...prefixes.map((p) => `${p}/`)], {
       cwd: this.root
     });
     if (r.code !== 0) throw new GitError("git for-each-ref failed", r.stderr);
@@ -28276,6 +28100,12 @@ var GitRepo = class _GitRepo {
       this.known.add(line.slice(0, sp));
     }
     return out;
+  }
+  /** Whether `ancestor` is `descendant` or one of its ancestors. */
+  async isAncestor(ancestor, descendant) {
+    if (ancestor === descendant) return true;
+    const r = await runGit(["merge-base", "--is-ancestor", ancestor, descendant], { cwd: this.root });
+    return r.code === 0;
   }
   // ---- writing -------------------------------------------------------------------------
   /** Hashes objects now; `flush` stores the ones git does not have yet in one process. */
@@ -28303,9 +28133,9 @@ var GitRepo = class _GitRepo {
     if (!updates.length) return true;
     const lines = ["start"];
     for (const u of updates) {
-      const old = u.old ?? this.zeroOid;
-      if (u.new === void 0) lines.push(`delete ${u.ref} ${old}`);
-      else lines.push(`update ${u.ref} ${u.new} ${old}`);
+      const old = u.force ? "" : ` ${u.old ?? this.zeroOid}`;
+      if (u.new === void 0) lines.push(`delete ${u.ref}${old}`);
+      else lines.push(`update ${u.ref} ${u.new}${old}`);
     }
     lines.push("prepare", "commit", "");
     const r = await runGit(["update-ref", "--stdin"], { cwd: this.root, input: lines.join("\n") });
@@ -28457,17 +28287,6 @@ var LocalBackend = class {
   }
 };
 
-// src/core/state/documents.ts
-var FILES = {
-  lease: "lease.json",
-  run: "run.json",
-  environment: "environment.json",
-  unit: (name2) => `units/${name2}.json`,
-  runDesired: (name2) => `units/${name2}/desired.json`,
-  runCheckpoint: (name2) => `units/${name2}/checkpoint.json`,
-  runLog: (name2) => `units/${name2}/log.txt`
-};
-
 // src/core/state/read.ts
 function envRefs(prefix, env) {
   const base = `${prefix}/${env}`;
@@ -28520,6 +28339,7 @@ async function readEnvironment(repo, backend, prefix, environment) {
   const state = {
     environment,
     refs,
+    allTips: tips,
     tips: {
       lease: tips.get(refs.lease),
       desired: tips.get(refs.desired),
@@ -28533,14 +28353,14 @@ async function readEnvironment(repo, backend, prefix, environment) {
     runs: /* @__PURE__ */ new Map(),
     evidence: /* @__PURE__ */ new Map()
   };
-  const [leaseFiles, observedFiles, desiredFiles2] = await Promise.all([
+  const [leaseFiles, observedFiles2, desiredFiles2] = await Promise.all([
     treeOf(repo, state.tips.lease),
     treeOf(repo, state.tips.observed),
     treeOf(repo, state.tips.desired)
   ]);
-  state.observedFiles = observedFiles;
+  state.observedFiles = observedFiles2;
   state.desiredFiles = desiredFiles2;
-  const unitPaths = [...observedFiles.entries()].filter(([p]) => /^units\/[^/]+\.json$/.test(p));
+  const unitPaths = [...observedFiles2.entries()].filter(([p]) => /^units\/[^/]+\.json$/.test(p));
   const [lease, bodies, runStates, evidenceStates] = await Promise.all([
     readJson(repo, leaseFiles.get(FILES.lease)),
     repo.readBlobs(unitPaths.map(([, oid]) => oid)),
@@ -28555,6 +28375,104 @@ async function readEnvironment(repo, backend, prefix, environment) {
   for (const r of runStates) state.runs.set(r.id, r);
   for (const r of evidenceStates) state.evidence.set(r.id, r);
   return state;
+}
+
+// src/core/state/remote-backend.ts
+function trackingRef(remote, ref) {
+  return `refs/nyl-remotes/${remote.replace(/[^A-Za-z0-9_.-]/g, "_")}/${ref.replace(/^refs\//, "")}`;
+}
+function parsePorcelain(stdout) {
+  const rejected = [];
+  let seen = 0;
+  for (const line of stdout.split("\n")) {
+    const m = /^([ +\-*!=])\t([^\t]*)\t(.*)$/.exec(line);
+    if (!m) continue;
+    seen++;
+    if (m[1] === "!") rejected.push(`${m[2]} ${m[3]}`);
+  }
+  return { rejected, seen };
+}
+var RemoteBackend = class {
+  constructor(repo, remote) {
+    this.repo = repo;
+    this.remote = remote;
+  }
+  repo;
+  remote;
+  mode = "remote";
+  /** Round trips to the remote made by this process (fetches and pushes). */
+  roundTrips = 0;
+  unreachable(what, stderr) {
+    const detail = stderr.split("\n").filter((l) => /fatal|error/.test(l)).slice(0, 3).join("; ");
+    throw new NylError(
+      problem(
+        "NYL-REMOTE-UNREACHABLE",
+        `could not ${what} remote ${this.remote}: ${detail || stderr.trim() || "git failed"}`,
+        {
+          subject: this.remote,
+          exit: Exit.failed,
+          fix: `check that \`git ls-remote ${this.remote}\` works from ${this.repo.root} (credentials, network), or pass --remote NAME or --local`
+        }
+      )
+    );
+  }
+  /** Local refs (from --local runs) under the last listed prefix, read in the same process. */
+  localTips = /* @__PURE__ */ new Map();
+  async list(prefix) {
+    const track = trackingRef(this.remote, prefix);
+    this.roundTrips++;
+    const r = await runGit(
+      [
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--prune",
+        "--no-write-fetch-head",
+        "--no-auto-gc",
+        this.remote,
+        `+${prefix}/*:${track}/*`
+      ],
+      { cwd: this.repo.root }
+    );
+    if (r.code !== 0) this.unreachable("fetch from", r.stderr);
+    const both = await this.repo.listRefs(track, prefix);
+    const out = /* @__PURE__ */ new Map();
+    this.localTips = /* @__PURE__ */ new Map();
+    for (const [ref, oid] of both) {
+      if (ref.startsWith(`${track}/`)) out.set(`${prefix}${ref.slice(track.length)}`, oid);
+      else this.localTips.set(ref, oid);
+    }
+    return out;
+  }
+  async update(updates) {
+    if (!updates.length) return true;
+    const args = ["push", "--atomic", "--porcelain", "--no-verify", this.remote];
+    for (const u of updates) args.push(u.new === void 0 ? `:${u.ref}` : `${u.new}:${u.ref}`);
+    for (const u of updates) args.push(`--force-with-lease=${u.ref}:${u.old ?? ""}`);
+    this.roundTrips++;
+    const r = await runGit(args, { cwd: this.repo.root });
+    const out = r.stdout.toString("utf8");
+    const { rejected, seen } = parsePorcelain(out);
+    if (r.code === 0 && !rejected.length) {
+      await this.repo.updateRefs(
+        updates.map((u) => ({ ref: trackingRef(this.remote, u.ref), old: void 0, new: u.new, force: true }))
+      );
+      return true;
+    }
+    if (rejected.length) return false;
+    if (!seen) this.unreachable("push to", r.stderr);
+    return false;
+  }
+};
+async function unpublishedLocalWork(repo, remoteTips, localTips) {
+  const out = [];
+  for (const [ref, oid] of localTips) {
+    if (!/\/(desired|observed)$/.test(ref)) continue;
+    const remote = remoteTips.get(ref);
+    if (remote === oid) continue;
+    if (!remote || !await repo.isAncestor(oid, remote)) out.push(ref);
+  }
+  return out;
 }
 
 // src/core/util/cancel.ts
@@ -28585,6 +28503,18 @@ var Cancellation = class {
   }
 };
 
+// src/core/ops/lease-problems.ts
+function leaseHeldProblem(env, v) {
+  return problem(
+    "NYL-LEASE-HELD",
+    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}`,
+    {
+      exit: Exit.refused,
+      fix: "wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone"
+    }
+  );
+}
+
 // src/core/ops/workspace.ts
 async function openWorkspace(opts, extra = {}) {
   let repo;
@@ -28599,16 +28529,9 @@ async function openWorkspace(opts, extra = {}) {
       );
     throw e;
   }
-  if (!opts.local)
-    throw new NylError(
-      problem("NYL-REMOTE-UNAVAILABLE", "this build of nyl coordinates through the local repository only", {
-        fix: "pass --local to keep leases and state in this repository’s refs",
-        exit: Exit.failed
-      })
-    );
   return {
     repo,
-    backend: new LocalBackend(repo),
+    backend: opts.local ? new LocalBackend(repo) : new RemoteBackend(repo, opts.remote ?? "origin"),
     opts,
     cancellation: extra.cancellation ?? new Cancellation(),
     now: () => Date.now(),
@@ -28619,8 +28542,363 @@ async function openWorkspace(opts, extra = {}) {
 async function loadEnvironment(ctx, environment) {
   const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
   const sel = selectEnvironment(cfg, environment);
-  const state = await readEnvironment(ctx.repo, ctx.backend, sel.prefix, environment);
-  return { cfg, sel, state };
+  return { cfg, sel, ...await readState(ctx, sel) };
+}
+async function readState(ctx, sel) {
+  const state = await readEnvironment(ctx.repo, ctx.backend, sel.prefix, sel.environment);
+  const b = ctx.backend;
+  const unpublished = b instanceof RemoteBackend ? await unpublishedLocalWork(ctx.repo, state.allTips, b.localTips) : [];
+  return { state, unpublished };
+}
+function refuseUnpublished(loaded) {
+  if (!loaded.unpublished.length) return;
+  const env = loaded.sel.environment;
+  throw new NylError(
+    problem(
+      "NYL-LOCAL-UNPUBLISHED",
+      `this repository holds state of ${env} written with --local that the remote does not have: ${loaded.unpublished.join(", ")}`,
+      {
+        subject: env,
+        exit: Exit.refused,
+        fix: `keep working with --local, or publish it (\`git push origin '${loaded.sel.prefix}/${env}/*:${loaded.sel.prefix}/${env}/*'\` when the remote has no state of its own), or set it aside (\`git update-ref -d <ref>\`) once it is recorded elsewhere`
+      }
+    )
+  );
+}
+async function waitForLease(ctx, loaded, accept = (v) => v.kind !== "held", refusal = (v) => new NylError(leaseHeldProblem(loaded.sel.environment, v))) {
+  const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
+  let current = loaded;
+  let delay = 250;
+  let told = false;
+  for (; ; ) {
+    const v = leaseVerdict(current.state, ctx.now());
+    if (accept(v)) return current;
+    if (ctx.now() >= until || ctx.cancellation.requested) throw refusal(v);
+    if (!told && v.kind === "held") {
+      ctx.onEvent({ type: "note", text: `waiting for the lease of ${loaded.sel.environment} (run ${v.run})` });
+      told = true;
+    }
+    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, until - ctx.now()))));
+    delay = Math.min(delay * 2, 5e3);
+    current = { ...current, ...await readState(ctx, current.sel) };
+  }
+}
+
+// src/core/ops/lease-break.ts
+async function leaseBreak(ctx, opts) {
+  const env = opts.environment;
+  const { state } = await loadEnvironment(ctx, env);
+  const v = leaseVerdict(state, ctx.now());
+  const base = { operation: "lease-break", environment: env };
+  if (v.kind === "free")
+    return {
+      ...base,
+      outcome: "nothing to break",
+      facts: [["lease", state.lease ? state.lease.state : "none"]],
+      problems: [],
+      exit: Exit.ok
+    };
+  if (v.kind === "broken")
+    return { ...base, outcome: "already broken", facts: [["broken", `run ${v.run}`]], problems: [], exit: Exit.ok };
+  const run = state.runs.get(v.run);
+  const held = state.lease && state.lease.run === v.run ? state.lease : {
+    schema: "nyl.lease/v1",
+    environment: env,
+    state: "held",
+    run: v.run,
+    operation: run?.record?.operation ?? "unknown",
+    holder: run?.record?.holder ?? currentHolder(),
+    acquiredAt: run?.record?.startedAt ?? new Date(ctx.now()).toISOString(),
+    renewedAt: run?.record?.updatedAt ?? new Date(ctx.now()).toISOString(),
+    deadline: run?.record?.deadline ?? new Date(ctx.now()).toISOString()
+  };
+  const who = await ctx.repo.signature();
+  const broken = {
+    ...held,
+    state: "broken",
+    broken: { at: new Date(ctx.now()).toISOString(), by: `${who.name} <${who.email}>`, reason: opts.reason }
+  };
+  const batch = ctx.repo.batch();
+  const tree = batch.tree(/* @__PURE__ */ new Map([[FILES.lease, Buffer.from(prettyJson(broken))]]));
+  const commit = batch.commit({
+    tree,
+    parents: state.tips.lease ? [state.tips.lease] : [],
+    author: who,
+    message: `nyl: break lease ${env} of run ${v.run}
+
+reason: ${opts.reason}
+`
+  });
+  await batch.flush();
+  if (!await ctx.backend.update([{ ref: state.refs.lease, old: state.tips.lease, new: commit }]))
+    throw new NylError(
+      problem("NYL-LEASE-HELD", `the lease of ${env} changed while breaking it`, {
+        exit: Exit.refused,
+        fix: `run \`nyl status -e ${env}\` and break it again if its holder is still gone`
+      })
+    );
+  return {
+    ...base,
+    outcome: "done",
+    facts: [["broken", `run ${v.run}`]],
+    problems: [
+      problem(
+        "NYL-LEASE-HELD",
+        `the lease of run ${v.run} by ${holderText(held.holder)} was broken; if that run is still alive it may still cause effects, but it can no longer write state`,
+        {
+          severity: "warning",
+          exit: Exit.ok,
+          fix: "make sure the runner is gone; units it was executing become uncertain at the next run"
+        }
+      )
+    ],
+    exit: Exit.ok
+  };
+}
+
+// src/core/ops/decide.ts
+function decide(desired, observed, policy) {
+  const c = observed?.condition;
+  if (c?.state === "uncertain") {
+    if (policy === "converge") return { action: "execute", why: "recover" };
+    return { action: "wait", state: "uncertain", reason: c.reason };
+  }
+  if (c?.state === "failed") {
+    if (c.retryable !== false) return { action: "execute", why: "retry" };
+    return { action: "wait", state: "failed", reason: c.reason };
+  }
+  if (!observed?.receipt) return { action: "execute", why: "new" };
+  if (observed.receipt.executionKey !== desired.executionKey) return { action: "execute", why: "changed" };
+  return { action: "current" };
+}
+var WHY_TEXT = {
+  new: "new unit",
+  changed: "desired document changed",
+  retry: "last execution failed",
+  recover: "uncertain; its recovery policy converges"
+};
+
+// src/core/drivers/command.ts
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+var REASON_LINES = 5;
+function lastLines(text, n) {
+  const lines = text.replace(/\s+$/, "").split("\n");
+  return lines.slice(-n).join("\n");
+}
+function parseOutputFile(text) {
+  const outputs = {};
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].replace(/\r$/, "");
+    if (line.trim() === "") continue;
+    const heredoc = /^([A-Za-z_][A-Za-z0-9_-]*)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const delim = heredoc[2];
+      const body = [];
+      let j = i + 1;
+      while (j < lines.length && lines[j].replace(/\r$/, "") !== delim) body.push(lines[j++]);
+      if (j >= lines.length) return { outputs, error: `NYL_OUTPUT line ${i + 1}: no closing ${delim}` };
+      outputs[heredoc[1]] = body.join("\n");
+      i = j;
+      continue;
+    }
+    const eq = line.indexOf("=");
+    const key = eq > 0 ? line.slice(0, eq) : "";
+    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key))
+      return { outputs, error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(line.slice(0, 80))}` };
+    outputs[key] = line.slice(eq + 1);
+  }
+  return { outputs };
+}
+function unitEnv(ctx, output2) {
+  const env = {
+    ...process.env,
+    NYL_ENVIRONMENT: ctx.environment,
+    NYL_UNIT: ctx.unit.name,
+    NYL_RUN: ctx.run,
+    NYL_UID: ctx.unit.uid,
+    NYL_OUTPUT: output2
+  };
+  for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
+    const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
+    if (m) env[referenceVariable({ unit: m[1], key: m[2] })] = value;
+  }
+  return env;
+}
+var commandDriver = {
+  kind: "Command",
+  policy(unit) {
+    const spec = unit.spec;
+    if (spec.idempotent) return "converge";
+    if (spec.inspect) return "inspect";
+    return "manual";
+  },
+  async execute(ctx) {
+    const spec = ctx.unit.spec;
+    const dir = await mkdtemp(join(tmpdir(), "nyl-out-"));
+    const outFile = join(dir, "output");
+    try {
+      const r = await runScript({
+        script: shellSafeScript(spec.run),
+        cwd: ctx.cwd,
+        env: unitEnv(ctx, outFile),
+        timeoutMs: ctx.timeoutMs,
+        cancellation: ctx.cancellation
+      });
+      const log = ctx.mask(r.tail);
+      if (r.timedOut)
+        return {
+          status: "uncertain",
+          reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
+          log,
+          durationMs: r.durationMs
+        };
+      if (r.cancelled)
+        return {
+          status: "uncertain",
+          reason: `run ${ctx.run} was cancelled while executing it`,
+          log,
+          durationMs: r.durationMs
+        };
+      if (r.exitCode !== 0) {
+        const how = r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+        const tail = lastLines(log, REASON_LINES);
+        return {
+          status: "failed",
+          reason: tail ? `${how}: ${tail}` : how,
+          exitCode: r.exitCode ?? void 0,
+          retryable: true,
+          log,
+          durationMs: r.durationMs
+        };
+      }
+      const text = await readFile(outFile, "utf8").catch(() => "");
+      const parsed = parseOutputFile(text);
+      if (parsed.error)
+        return { status: "failed", reason: parsed.error, retryable: true, log, durationMs: r.durationMs };
+      return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+};
+
+// src/core/drivers/index.ts
+var DRIVERS = { Command: commandDriver };
+function driverFor(kind) {
+  const d = DRIVERS[kind];
+  if (!d) throw new Error(`no driver for kind ${kind}`);
+  return d;
+}
+
+// src/core/resolve/desired.ts
+var DEFAULT_TIMEOUT_MS = 30 * 6e4;
+var MissingOutputError = class extends Error {
+  constructor(unit, ref, key) {
+    super(`${unit}: ${ref} has no output ${key}`);
+    this.unit = unit;
+    this.ref = ref;
+    this.key = key;
+  }
+  unit;
+  ref;
+  key;
+};
+function resolveUnit(u, uid, outputsOf) {
+  const inputs = {};
+  for (const r of u.refs) {
+    const outs = outputsOf(r.unit);
+    const v = outs?.[r.key];
+    if (v === void 0) throw new MissingOutputError(u.doc.name, r.unit, r.key);
+    inputs[`units.${r.unit}.outputs.${r.key}`] = v;
+  }
+  const spec = u.doc.spec;
+  const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
+  return {
+    schema: "nyl.desired-unit/v1",
+    name: u.doc.name,
+    kind: u.doc.kind,
+    uid,
+    executionKey,
+    spec,
+    inputs,
+    needs: u.deps,
+    timeout: u.doc.timeout ?? "30m"
+  };
+}
+function timeoutMs(d) {
+  return parseDuration(d.timeout) ?? DEFAULT_TIMEOUT_MS;
+}
+
+// src/core/util/uuid7.ts
+import { randomBytes } from "node:crypto";
+function uuid72(now = Date.now()) {
+  const b = randomBytes(16);
+  const ms = BigInt(now);
+  for (let i = 0; i < 6; i++) b[i] = Number(ms >> BigInt(8 * (5 - i)) & 0xffn);
+  b[6] = b[6] & 15 | 112;
+  b[8] = b[8] & 63 | 128;
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// src/core/ops/evaluate.ts
+function uidFor(state, name2) {
+  return state.observed.get(name2)?.uid ?? uuid72();
+}
+function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
+  const u = sel.units.get(name2);
+  if (!u) throw new Error(`unit ${name2} is not selected`);
+  const observed = state.observed.get(name2);
+  const base = { name: name2, kind: u.doc.kind, observed };
+  for (const dep of u.deps) {
+    const o = outcomeOf2(dep);
+    if (o && (o.action === "wait" || o.action === "blocked" || o.action === "invalid")) {
+      const why2 = o.action === "wait" ? o.state : o.action === "invalid" ? "failed" : "blocked";
+      return { ...base, policy: "manual", evaluation: { action: "blocked", on: dep, reason: `needs ${dep} (${why2})` } };
+    }
+  }
+  const pendingOn = u.refs.map((r) => r.unit).filter((d, i, a) => a.indexOf(d) === i && outcomeOf2(d)?.action === "execute");
+  if (pendingOn.length) return { ...base, policy: "manual", evaluation: { action: "pending", on: pendingOn } };
+  let desired;
+  try {
+    desired = resolveUnit(u, uid, outputsOf);
+  } catch (e) {
+    if (e instanceof MissingOutputError)
+      return {
+        ...base,
+        policy: "manual",
+        evaluation: {
+          action: "invalid",
+          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`
+        }
+      };
+    throw e;
+  }
+  const policy = driverFor(u.doc.kind).policy(desired);
+  return { ...base, policy, desired, evaluation: decide(desired, observed, policy) };
+}
+function evaluateAll(sel, state) {
+  const out = /* @__PURE__ */ new Map();
+  for (const wave of sel.waves)
+    for (const name2 of wave)
+      out.set(
+        name2,
+        evaluateUnit(
+          sel,
+          state,
+          name2,
+          (d) => {
+            const e = out.get(d)?.evaluation;
+            return e?.action === "pending" ? { action: "execute", why: "changed" } : e;
+          },
+          (d) => state.observed.get(d)?.receipt?.outputs,
+          uidFor(state, name2)
+        )
+      );
+  return out;
 }
 
 // src/core/ops/plan.ts
@@ -28672,64 +28950,6 @@ async function plan(ctx, opts) {
   };
 }
 
-// src/core/state/lease.ts
-import { hostname as hostname3, userInfo } from "node:os";
-var CLOCK_SKEW_MS = 6e4;
-var GRACE_MS = 10 * 6e4;
-var RESOLUTION_TIMEOUT_MS = 30 * 6e4;
-function currentHolder(env = process.env) {
-  let user = "unknown";
-  try {
-    user = userInfo().username || "unknown";
-  } catch {
-  }
-  const h = { id: `${user}@${hostname3() || "localhost"}` };
-  if (env.GITHUB_ACTOR) h.actor = env.GITHUB_ACTOR;
-  if (env.GITHUB_RUN_ID)
-    h.workflowRun = `${env.GITHUB_SERVER_URL ?? "https://github.com"}/${env.GITHUB_REPOSITORY ?? ""}/actions/runs/${env.GITHUB_RUN_ID}`;
-  return h;
-}
-function holderText(h) {
-  return h.actor ? `${h.id} (${h.actor}${h.workflowRun ? `, ${h.workflowRun}` : ""})` : h.id;
-}
-function expired(deadline, now) {
-  return Date.parse(deadline) + CLOCK_SKEW_MS < now;
-}
-function leaseVerdict(state, now) {
-  const l = state.lease;
-  if (l?.state === "held" && !expired(l.deadline, now))
-    return { kind: "held", run: l.run, operation: l.operation, holder: l.holder, deadline: l.deadline, via: "lease" };
-  for (const r of state.runs.values()) {
-    const rec = r.record;
-    if (rec && rec.phase !== "finished" && !expired(rec.deadline, now) && !(l?.state === "broken" && l.run === rec.run))
-      return {
-        kind: "held",
-        run: rec.run,
-        operation: rec.operation,
-        holder: rec.holder,
-        deadline: rec.deadline,
-        via: "run-ref"
-      };
-  }
-  if (l?.state === "broken") return { kind: "broken", run: l.run, lease: l };
-  if (l?.state === "held") return { kind: "expired", run: l.run };
-  return { kind: "free" };
-}
-function newLease(environment, run, operation, holder, now, deadlineMs) {
-  const at = new Date(now).toISOString();
-  return {
-    schema: "nyl.lease/v1",
-    environment,
-    state: "held",
-    run,
-    operation,
-    holder,
-    acquiredAt: at,
-    renewedAt: at,
-    deadline: new Date(now + deadlineMs).toISOString()
-  };
-}
-
 // src/core/state/run-session.ts
 var RunSession = class {
   constructor(repo, backend, state, run, operation, holder, author) {
@@ -28765,6 +28985,10 @@ var RunSession = class {
     this.runFiles.set(FILES.run, Buffer.from(prettyJson(record2)));
     const tree = batch.tree(this.runFiles);
     return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });
+  }
+  /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
+  prepare(now) {
+    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, 0);
   }
   /** Takes the lease and creates the run ref in one write; a lost race is NYL-LEASE-HELD's business. */
   async acquire(record2, deadlineMs, now) {
@@ -28833,10 +29057,12 @@ var RunSession = class {
     this.runTip = run;
   }
   /**
-   * Lands the transition: state refs, run ref deleted, lease released, in one write.
-   * Returns the new tips of the state refs.
+   * Lands the transition: state refs, consumed dead run refs deleted or retired to evidence,
+   * this run's ref deleted, lease released, in one write. A dead run that is in fact alive may
+   * move its ref meanwhile (a late checkpoint): then, if the lease is still ours, that ref is
+   * retired as evidence instead and the write retried once. Returns the new state tips.
    */
-  async land(updates, now, extra = []) {
+  async land(updates, now, consumed = []) {
     const batch = this.repo.batch();
     const tips = /* @__PURE__ */ new Map();
     const refUpdates = [];
@@ -28848,30 +29074,72 @@ var RunSession = class {
     }
     const lease = this.leaseCommit(
       batch,
-      this.renewed(now, 0, "released"),
+      this.releasedLease(now),
       `nyl: release lease ${this.state.environment} from ${this.run}`
     );
     await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      ...refUpdates,
-      ...this.runTip ? [{ ref: this.runRef, old: this.runTip, new: void 0 }] : [],
-      ...extra
-    ]);
+    const late = [];
+    const attempt = (list) => {
+      const dead = [];
+      for (const c of list) {
+        dead.push({ ref: c.ref, old: c.tip, new: void 0 });
+        if (c.retire) dead.push({ ref: this.state.refs.evidence(c.id), old: void 0, new: c.tip });
+      }
+      return this.backend.update([
+        { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+        ...refUpdates,
+        ...this.runTip ? [{ ref: this.runRef, old: this.runTip, new: void 0 }] : [],
+        ...dead
+      ]);
+    };
     this.writes++;
+    let ok = await attempt(consumed);
+    if (!ok && consumed.length) {
+      const fresh = await this.backend.list(this.state.refs.lease.replace(/\/lease$/, ""));
+      if (fresh.get(this.state.refs.lease) === this.leaseTip) {
+        const again = consumed.flatMap((c) => {
+          const tip = fresh.get(c.ref);
+          if (tip === void 0) return [];
+          if (tip !== c.tip) late.push(c.id);
+          if (tip !== c.tip && c.ref === this.state.refs.evidence(c.id)) return [];
+          return [{ ...c, tip, retire: c.retire || tip !== c.tip }];
+        });
+        this.writes++;
+        ok = await attempt(again);
+      }
+    }
     if (!ok) this.lost();
     this.leaseTip = lease;
     this.runTip = void 0;
-    return tips;
+    return { tips, late };
+  }
+  /** A broken lease taken over by an importer goes back when no import lands (seed: "puts the broken lease back"). */
+  restoreOnRelease;
+  releasedLease(now) {
+    return this.renewed(now, 0, "released");
+  }
+  /**
+   * After losing the lease: checkpoints still go to this run's own ref (or, once retired, its
+   * evidence ref) with a compare-and-swap on that ref alone. Late checkpoints: evidence, never state.
+   */
+  async salvage(record2) {
+    if (!this.runTip) return "none";
+    const batch = this.repo.batch();
+    const run = this.runCommit(batch, record2, `nyl: run ${this.run} late checkpoint`);
+    await batch.flush();
+    if (await this.backend.update([{ ref: this.runRef, old: this.runTip, new: run }])) {
+      this.runTip = run;
+      return "run";
+    }
+    const evidence = this.state.refs.evidence(this.run);
+    if (await this.backend.update([{ ref: evidence, old: this.runTip, new: run }])) return "evidence";
+    return "none";
   }
   /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
   async finish(record2, now) {
     const batch = this.repo.batch();
-    const lease = this.leaseCommit(
-      batch,
-      this.renewed(now, 0, "released"),
-      `nyl: release lease ${this.state.environment} from ${this.run}`
-    );
+    const doc = this.restoreOnRelease ?? this.releasedLease(now);
+    const lease = this.leaseCommit(batch, doc, `nyl: release lease ${this.state.environment} from ${this.run}`);
     const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.state}`);
     await batch.flush();
     const ok = await this.backend.update([
@@ -28883,7 +29151,17 @@ var RunSession = class {
     this.leaseTip = lease;
     this.runTip = run;
   }
+  /** True once this session has taken the lease. */
+  get holding() {
+    return this.runTip !== void 0;
+  }
 };
+
+// src/core/util/crash.ts
+function crashPoint(name2) {
+  const at = process.env.NYL_TEST_CRASH_AT;
+  if (at && at.split(",").includes(name2)) process.kill(process.pid, "SIGKILL");
+}
 
 // src/core/util/mask.ts
 var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH)/i;
@@ -28909,18 +29187,6 @@ async function mapPool(items, limit, fn) {
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return out;
-}
-
-// src/core/ops/lease-problems.ts
-function leaseHeldProblem(env, v) {
-  return problem(
-    "NYL-LEASE-HELD",
-    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}`,
-    {
-      exit: Exit.refused,
-      fix: "wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone"
-    }
-  );
 }
 
 // src/core/ops/message.ts
@@ -28958,61 +29224,263 @@ function sorted(v) {
   return out;
 }
 
-// src/core/ops/reconcile.ts
-var DEFAULT_PARALLELISM = 4;
-function desiredFiles(sel, docs) {
+// src/core/ops/takeover.ts
+function brokenInfo(lease) {
+  return lease?.state === "broken" && lease.broken ? lease.broken : void 0;
+}
+function why(run, lease) {
+  if (lease?.state === "broken" && lease.run === run.id) return "when its lease was broken";
+  if (run.record?.state === "cancelled") return "when it was cancelled";
+  return `when it stopped (its deadline ${run.record?.deadline ?? "unknown"} passed)`;
+}
+function importRuns(sel, state, keyOf, now) {
+  const env = state.environment;
+  const at = new Date(now).toISOString();
+  const current = new Map(state.observed);
+  const res = {
+    observed: /* @__PURE__ */ new Map(),
+    rows: /* @__PURE__ */ new Map(),
+    imported: [],
+    recovered: [],
+    consumed: [],
+    retire: /* @__PURE__ */ new Set(),
+    leaseBroken: brokenInfo(state.lease),
+    problems: []
+  };
+  const set2 = (o) => {
+    current.set(o.name, o);
+    res.observed.set(o.name, o);
+  };
+  const runs = [...state.runs.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+  const order = [...sel?.waves.flat() ?? []];
+  for (const r of runs)
+    for (const n of [...r.desired.keys(), ...r.checkpoints.keys(), ...r.record?.executing ?? []])
+      if (!order.includes(n)) order.push(n);
+  for (const run of runs) {
+    res.consumed.push(run);
+    const reasonWhy = why(run, state.lease);
+    for (const name2 of order) {
+      const cp = run.checkpoints.get(name2);
+      const d = run.desired.get(name2);
+      const executing = run.record?.executing?.includes(name2) ?? false;
+      if (!cp && !executing) continue;
+      const prior = current.get(name2);
+      if (prior && prior.lastRun > run.id) continue;
+      const uid = prior?.uid ?? d?.uid ?? cp?.uid;
+      if (!uid) continue;
+      const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? "Command";
+      const base = {
+        schema: "nyl.observed-unit/v1",
+        name: name2,
+        kind,
+        uid,
+        receipt: prior?.receipt,
+        lastRun: run.id
+      };
+      const uncertain = (reason, checkpointed) => {
+        const condition = { state: "uncertain", reason, run: run.id, since: at };
+        if (checkpointed) condition.checkpointed = true;
+        set2({ ...base, condition });
+        res.rows.set(name2, { unit: name2, kind, result: "uncertain", detail: reason });
+        if (!res.recovered.includes(name2)) res.recovered.push(name2);
+        res.retire.add(run.id);
+      };
+      if (!cp) {
+        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
+        continue;
+      }
+      const key = keyOf(name2, uid, current);
+      if (cp.result === "uncertain") {
+        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
+        continue;
+      }
+      if (key !== void 0 && cp.executionKey !== key) {
+        res.problems.push(
+          problem(
+            "NYL-RUN-SUPERSEDED",
+            `run ${run.id} checkpointed ${name2} with execution key ${cp.executionKey}, which is not its key now (${key})`,
+            {
+              severity: "warning",
+              subject: name2,
+              exit: cp.result === "succeeded" ? Exit.uncertain : Exit.ok,
+              fix: cp.result === "succeeded" ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name2} --retry --reason <text>\`` : "nothing to do: a failed execution claims no effect"
+            }
+          )
+        );
+        if (cp.result === "succeeded")
+          uncertain(`run ${run.id} applied a superseded desired document (NYL-RUN-SUPERSEDED)`, true);
+        continue;
+      }
+      if (cp.result === "failed") {
+        const reason = cp.reason ?? `run ${run.id} failed it`;
+        set2({
+          ...base,
+          condition: {
+            state: "failed",
+            reason,
+            run: run.id,
+            since: cp.at,
+            retryable: cp.retryable,
+            exitCode: cp.exitCode
+          }
+        });
+        res.rows.set(name2, { unit: name2, kind, result: "failed", detail: reason, run: run.id });
+        continue;
+      }
+      set2({
+        ...base,
+        condition: void 0,
+        receipt: {
+          executionKey: cp.executionKey,
+          uid,
+          run: run.id,
+          at: cp.at,
+          outputs: cp.outputs ?? {},
+          artifacts: cp.artifacts ?? {}
+        }
+      });
+      res.rows.set(name2, {
+        unit: name2,
+        kind,
+        result: "imported",
+        detail: "",
+        executionKey: cp.executionKey,
+        run: run.id
+      });
+      if (!res.imported.includes(name2)) res.imported.push(name2);
+      res.recovered = res.recovered.filter((n) => n !== name2);
+    }
+  }
+  for (const id of [...res.retire])
+    if (![...current.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id))
+      res.retire.delete(id);
+  return res;
+}
+function lateCheckpoints(state) {
+  const out = [];
+  for (const ev of state.evidence.values())
+    for (const [name2, cp] of ev.checkpoints) {
+      const c = state.observed.get(name2)?.condition;
+      if (c?.state !== "uncertain" || c.run !== ev.id || c.checkpointed) continue;
+      out.push(
+        problem(
+          "NYL-RUN-LATE-CHECKPOINT",
+          `run ${ev.id} checkpointed ${name2} (${cp.result}) after it was marked uncertain; the checkpoint is kept as evidence and does not clear the condition`,
+          {
+            severity: "warning",
+            subject: name2,
+            exit: Exit.uncertain,
+            fix: `if that execution is the one you want, adopt it: \`nyl recover -e ${state.environment} --unit ${name2} --accept ${ev.id} --reason <text>\``
+          }
+        )
+      );
+    }
+  return out;
+}
+
+// src/core/ops/transition.ts
+function desiredFiles(sel, docs, state) {
   const files = /* @__PURE__ */ new Map();
   files.set(
     FILES.environment,
     Buffer.from(prettyJson({ schema: "nyl.environment/v1", environment: sel.environment, waves: sel.waves }))
   );
-  for (const [name2, d] of docs) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
+  for (const name2 of sel.units.keys()) {
+    const d = docs.get(name2);
+    const old = state.desiredFiles.get(FILES.unit(name2));
+    if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
+    else if (old) files.set(FILES.unit(name2), { oid: old });
+  }
   return files;
 }
-function sameFiles(repoHash, files, old) {
+function observedFiles(state, changed) {
+  const files = /* @__PURE__ */ new Map();
+  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
+  for (const [name2, o] of changed) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
+  return files;
+}
+function sameFiles(repo, files, old) {
   if (files.size !== old.size) return false;
+  const batch = repo.batch();
   for (const [p, c] of files) {
-    const oid = Buffer.isBuffer(c) ? repoHash(c) : c.oid;
+    const oid = Buffer.isBuffer(c) ? batch.add("blob", c) : c.oid;
     if (old.get(p) !== oid) return false;
   }
   return true;
 }
-async function reconcile(ctx, opts) {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
-  const env = opts.environment;
-  const now = ctx.now();
-  const verdict = leaseVerdict(state, now);
-  if (verdict.kind === "held") throw new NylError(leaseHeldProblem(env, verdict));
-  if (verdict.kind !== "free" || [...state.runs.values()].length)
-    throw new NylError(
-      problem(
-        "NYL-RUN-UNIMPORTED",
-        `${env} has run refs left by a run that did not finish; taking them over is not supported by this build`,
-        {
-          subject: env,
-          fix: `inspect them with \`git for-each-ref ${sel.prefix}/${env}/runs\``,
-          exit: Exit.uncertain
-        }
-      )
-    );
-  const hash2 = (b) => {
-    const batch = ctx.repo.batch();
-    return batch.add("blob", b);
+function keyResolver(sel) {
+  return (unit, uid, observed) => {
+    const u = sel.units.get(unit);
+    if (!u) return void 0;
+    try {
+      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
+    } catch {
+      return void 0;
+    }
   };
+}
+function messageUnits(rows, run) {
+  const out = /* @__PURE__ */ new Map();
+  for (const r of rows) {
+    if (r.result === "current") continue;
+    const v = { result: r.result };
+    if (r.executionKey) v.executionKey = r.executionKey;
+    if (r.result !== "executed" && r.result !== "recovered" && r.result !== "imported" && r.detail) v.reason = r.detail;
+    if (r.run && r.run !== run) v.run = r.run;
+    out.set(r.unit, v);
+  }
+  return out;
+}
+function importLists(imp, rows = []) {
+  const recovered = [...imp?.recovered ?? []];
+  for (const r of rows) if (r.result === "recovered" && !recovered.includes(r.unit)) recovered.push(r.unit);
+  return [
+    ["recovered", recovered],
+    ["imported", imp?.imported ?? []]
+  ];
+}
+function consumedRefs(imp) {
+  return (imp?.consumed ?? []).map((r) => ({
+    id: r.id,
+    ref: r.ref,
+    tip: r.tip,
+    retire: imp?.retire.has(r.id) ?? false
+  }));
+}
+
+// src/core/ops/reconcile.ts
+var DEFAULT_PARALLELISM = 4;
+async function reconcile(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const { cfg, sel } = loaded;
+  const original = loaded.state;
+  const verdict = leaseVerdict(original, ctx.now());
+  const takeover = original.runs.size > 0 || verdict.kind === "broken";
+  let imp;
+  let state = original;
+  if (takeover) {
+    imp = importRuns(sel, original, keyResolver(sel), ctx.now());
+    state = { ...original, observed: new Map([...original.observed, ...imp.observed]) };
+  }
+  const problems = [...imp?.problems ?? [], ...lateCheckpoints(original)];
   const pre = evaluateAll(sel, state);
   const preDesired = /* @__PURE__ */ new Map();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
   const anyExecute = [...pre.values()].some(
     (e) => e.evaluation.action === "execute" || e.evaluation.action === "pending"
   );
-  const desiredUnchanged = preDesired.size === sel.units.size && sameFiles(hash2, desiredFiles(sel, preDesired), state.desiredFiles);
-  if (!anyExecute && desiredUnchanged) {
-    const rows2 = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
-    return finishReport("reconcile", env, cfg.source, void 0, rows2, state.tips.desired, state.tips.observed, false);
+  if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
+    const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
+    return report(env, cfg.source, void 0, rows, void 0, state.tips.observed, problems);
   }
   const run = uuid72();
   const holder = currentHolder();
-  const session = new RunSession(ctx.repo, ctx.backend, state, run, "reconcile", holder, await ctx.repo.signature());
+  const session = new RunSession(ctx.repo, ctx.backend, original, run, "reconcile", holder, await ctx.repo.signature());
+  if (verdict.kind === "broken") session.restoreOnRelease = original.lease;
+  const startedAt = ctx.now();
   const record2 = {
     schema: "nyl.run/v1",
     run,
@@ -29021,9 +29489,9 @@ async function reconcile(ctx, opts) {
     state: "claimed",
     holder,
     source: cfg.source,
-    startedAt: new Date(now).toISOString(),
-    updatedAt: new Date(now).toISOString(),
-    deadline: new Date(now + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
+    startedAt: new Date(startedAt).toISOString(),
+    updatedAt: new Date(startedAt).toISOString(),
+    deadline: new Date(startedAt + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
     phase: "resolution",
     executing: []
   };
@@ -29032,47 +29500,53 @@ async function reconcile(ctx, opts) {
   const newOutputs = /* @__PURE__ */ new Map();
   let acquired = false;
   let pendingCheckpoints = [];
+  const stage = () => {
+    for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
+    pendingCheckpoints = [];
+  };
   const write = async (deadlineMs) => {
     const t = ctx.now();
     record2.updatedAt = new Date(t).toISOString();
     record2.deadline = new Date(t + deadlineMs).toISOString();
-    for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
-    pendingCheckpoints = [];
-    if (!acquired) {
-      if (!await session.acquire(record2, deadlineMs, t)) {
-        const again = await loadEnvironment(ctx, env);
-        const v = leaseVerdict(again.state, ctx.now());
-        if (v.kind === "held") throw new NylError(leaseHeldProblem(env, v));
-        throw new NylError(
-          problem("NYL-LEASE-HELD", `another run took the lease of ${env} first`, {
-            fix: "run again, or pass --wait-lease <duration>",
-            exit: Exit.refused
-          })
-        );
-      }
-      acquired = true;
-    } else await session.checkpoint(record2, deadlineMs, t);
+    stage();
+    if (acquired) {
+      crashPoint("before-checkpoint");
+      await session.checkpoint(record2, deadlineMs, t);
+      crashPoint("after-checkpoint");
+      return;
+    }
+    crashPoint("before-lease");
+    if (!await session.acquire(record2, deadlineMs, t)) {
+      const again = await loadEnvironment(ctx, env);
+      const v = leaseVerdict(again.state, ctx.now());
+      if (v.kind === "held") throw new NylError(leaseHeldProblem(env, v));
+      throw new NylError(
+        problem("NYL-LEASE-HELD", `another run took the lease of ${env} first`, {
+          fix: "run again, or pass --wait-lease <duration>",
+          exit: Exit.refused
+        })
+      );
+    }
+    acquired = true;
+    crashPoint("after-lease");
   };
-  const dynamicOutcome = (dep) => outcomes.get(dep)?.evaluation;
-  const outputsOf = (dep) => newOutputs.get(dep) ?? state.observed.get(dep)?.receipt?.outputs;
-  for (let w = 0; w < sel.waves.length; w++) {
-    const toRun = [];
-    for (const name2 of sel.waves[w]) {
-      const ev = evaluateUnit(sel, state, name2, dynamicOutcome, outputsOf, uidFor(state, name2));
-      if (ev.evaluation.action === "execute" && ev.desired) {
-        toRun.push({ name: name2, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
-        continue;
-      }
-      outcomes.set(name2, {
-        row: staticRow(name2, ev.kind, ev.evaluation),
-        evaluation: ev.evaluation,
-        desired: ev.desired
-      });
-      if (ev.evaluation.action === "invalid" && ev.desired === void 0) {
-        outcomes.set(name2, {
-          row: { unit: name2, kind: ev.kind, result: "failed", detail: ev.evaluation.reason },
-          evaluation: ev.evaluation,
-          observed: {
+  try {
+    const dynamicOutcome = (dep) => outcomes.get(dep)?.evaluation;
+    const outputsOf = (dep) => newOutputs.get(dep) ?? state.observed.get(dep)?.receipt?.outputs;
+    for (let w = 0; w < sel.waves.length; w++) {
+      const toRun = [];
+      for (const name2 of sel.waves[w]) {
+        const ev = evaluateUnit(sel, state, name2, dynamicOutcome, outputsOf, uidFor(state, name2));
+        if (ev.evaluation.action === "execute" && ev.desired) {
+          toRun.push({ name: name2, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
+          continue;
+        }
+        const imported = imp?.rows.get(name2);
+        let row = staticRow(name2, ev.kind, ev.evaluation);
+        if (imported && (row.result === "current" || row.result === imported.result)) row = imported;
+        const o = { row, evaluation: ev.evaluation, desired: ev.desired };
+        if (ev.evaluation.action === "invalid")
+          o.observed = {
             schema: "nyl.observed-unit/v1",
             name: name2,
             kind: ev.kind,
@@ -29086,160 +29560,146 @@ async function reconcile(ctx, opts) {
               retryable: true
             },
             lastRun: run
-          }
-        });
+          };
+        outcomes.set(name2, o);
       }
-    }
-    if (!toRun.length) continue;
-    if (ctx.cancellation.requested) {
-      for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
-      continue;
-    }
-    for (const t of toRun) session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
-    record2.state = "executing";
-    record2.phase = "wave";
-    record2.wave = w;
-    record2.executing = toRun.map((t) => t.name);
-    await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
-    await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+      if (!toRun.length) continue;
       if (ctx.cancellation.requested) {
-        outcomes.set(t.name, notStarted(t.name, t.desired));
-        return;
+        for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
+        continue;
       }
-      const started = ctx.now();
-      ctx.onEvent({ type: "unit-start", unit: t.name, kind: t.desired.kind, at: started });
-      const result = await driverFor(t.desired.kind).execute({
-        environment: env,
-        run,
-        unit: t.desired,
-        cwd: ctx.repo.root,
-        timeoutMs: timeoutMs(t.desired),
-        cancellation: ctx.cancellation,
-        mask
+      for (const t of toRun) session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
+      record2.state = "executing";
+      record2.phase = "wave";
+      record2.wave = w;
+      record2.executing = toRun.map((t) => t.name);
+      await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
+      let finished = 0;
+      await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+        if (ctx.cancellation.requested) {
+          outcomes.set(t.name, notStarted(t.name, t.desired));
+          return;
+        }
+        const started = ctx.now();
+        ctx.onEvent({ type: "unit-start", unit: t.name, kind: t.desired.kind, at: started });
+        const result = await driverFor(t.desired.kind).execute({
+          environment: env,
+          run,
+          unit: t.desired,
+          cwd: ctx.repo.root,
+          timeoutMs: timeoutMs(t.desired),
+          cancellation: ctx.cancellation,
+          mask
+        });
+        const o = outcomeOf(t, result, run, ctx.now());
+        outcomes.set(t.name, o);
+        if (result.status === "succeeded") newOutputs.set(t.name, result.outputs);
+        pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
+        session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
+        ctx.onEvent({
+          type: "unit-finish",
+          unit: t.name,
+          kind: t.desired.kind,
+          result: o.row.result,
+          durationMs: result.durationMs
+        });
+        if (++finished === 1) crashPoint("mid-wave");
       });
-      const o = outcomeOf(t, result, run, ctx.now());
-      outcomes.set(t.name, o);
-      if (result.status === "succeeded") newOutputs.set(t.name, result.outputs);
-      pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
-      session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
-      ctx.onEvent({
-        type: "unit-finish",
-        unit: t.name,
-        kind: t.desired.kind,
-        result: o.row.result,
-        durationMs: result.durationMs
-      });
+      record2.executing = [];
+    }
+    const rows = sel.waves.flat().map((n) => outcomes.get(n).row);
+    if (ctx.cancellation.requested) {
+      if (acquired) {
+        stage();
+        record2.state = "cancelled";
+        record2.phase = "finished";
+        record2.finishedAt = new Date(ctx.now()).toISOString();
+        await session.finish(record2, ctx.now());
+      }
+      const r = report(env, cfg.source, acquired ? run : void 0, rows, void 0, void 0, problems);
+      r.problems.push(
+        problem(
+          "NYL-RUN-CANCELLED",
+          `run ${run} of ${env} was cancelled (${ctx.cancellation.signal}); finished units are checkpointed on its run ref, running ones marked uncertain`,
+          {
+            subject: env,
+            exit: Exit.uncertain,
+            fix: acquired ? `the next \`nyl reconcile -e ${env}\` takes over at once and imports it` : "nothing was written; run the command again"
+          }
+        )
+      );
+      r.exit = Exit.uncertain;
+      return r;
+    }
+    const desiredDocs = /* @__PURE__ */ new Map();
+    for (const name2 of sel.units.keys()) {
+      const d = outcomes.get(name2)?.desired ?? pre.get(name2)?.desired;
+      if (d) desiredDocs.set(name2, d);
+    }
+    const dFiles = desiredFiles(sel, desiredDocs, state);
+    const changed = new Map(imp?.observed ?? []);
+    for (const [name2, o] of outcomes) if (o.observed) changed.set(name2, o.observed);
+    const desiredChanged = !sameFiles(ctx.repo, dFiles, state.desiredFiles);
+    if (!changed.size && !desiredChanged && !takeover) {
+      if (acquired) await session.land([], ctx.now());
+      return report(env, cfg.source, acquired ? run : void 0, rows, void 0, state.tips.observed, problems);
+    }
+    if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
+    stage();
+    const message = transitionMessage({
+      operation: "reconcile",
+      environment: env,
+      units: messageUnits(rows, run),
+      results: rows.map((r) => r.result),
+      lists: importLists(imp, rows),
+      extra: [
+        ["leaseBroken", imp?.leaseBroken],
+        ["run", run],
+        ["source", cfg.source]
+      ]
     });
-    record2.executing = [];
-  }
-  const rowsNow = () => sel.waves.flat().map((n) => outcomes.get(n).row);
-  if (ctx.cancellation.requested) {
-    if (acquired) {
-      for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
-      record2.state = "cancelled";
+    const updates = [];
+    if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
+    updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed), message });
+    crashPoint("before-transition");
+    const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
+    crashPoint("after-transition");
+    for (const id of landed.late)
+      problems.push(
+        problem(
+          "NYL-RUN-LATE-CHECKPOINT",
+          `run ${id} wrote to its run ref while this run took it over; it is kept as evidence`,
+          {
+            severity: "warning",
+            subject: id,
+            exit: Exit.uncertain,
+            fix: `see \`git show ${state.refs.evidence(id)}\`; \`nyl recover --accept ${id}\` adopts one of its checkpoints`
+          }
+        )
+      );
+    return report(
+      env,
+      cfg.source,
+      run,
+      rows,
+      landed.tips.get(state.refs.desired),
+      landed.tips.get(state.refs.observed),
+      problems
+    );
+  } catch (e) {
+    if (e instanceof NylError && e.problems.some((p) => p.code === "NYL-LEASE-LOST")) {
+      stage();
+      await session.salvage(record2).catch(() => "none");
+    } else if (acquired && session.holding) {
+      stage();
+      record2.state = "failed";
       record2.phase = "finished";
       record2.executing = [];
       record2.finishedAt = new Date(ctx.now()).toISOString();
-      await session.finish(record2, ctx.now());
+      await session.finish(record2, ctx.now()).catch(() => void 0);
     }
-    const report = finishReport(
-      "reconcile",
-      env,
-      cfg.source,
-      acquired ? run : void 0,
-      rowsNow(),
-      void 0,
-      void 0,
-      false
-    );
-    report.problems.push(
-      problem(
-        "NYL-RUN-CANCELLED",
-        `run ${run} of ${env} was cancelled (${ctx.cancellation.signal}); finished units are checkpointed on its run ref, running ones marked uncertain`,
-        {
-          subject: env,
-          exit: Exit.uncertain,
-          fix: acquired ? `the next \`nyl reconcile -e ${env}\` takes over at once and imports it` : "nothing was written; run the command again"
-        }
-      )
-    );
-    report.exit = Exit.uncertain;
-    return report;
+    throw e;
   }
-  const desiredDocs = /* @__PURE__ */ new Map();
-  for (const name2 of sel.units.keys()) {
-    const d = outcomes.get(name2)?.desired ?? pre.get(name2)?.desired;
-    if (d) desiredDocs.set(name2, d);
-  }
-  const dFiles = desiredFiles(sel, desiredDocs);
-  for (const name2 of sel.units.keys()) {
-    const p = FILES.unit(name2);
-    const old = state.desiredFiles.get(p);
-    if (!dFiles.has(p) && old) dFiles.set(p, { oid: old });
-  }
-  const oFiles = /* @__PURE__ */ new Map();
-  for (const [p, oid] of state.observedFiles) oFiles.set(p, { oid });
-  const changed = [];
-  for (const [name2, o] of outcomes)
-    if (o.observed) {
-      oFiles.set(FILES.unit(name2), Buffer.from(prettyJson(o.observed)));
-      changed.push(name2);
-    }
-  const rows = rowsNow();
-  const desiredChanged = !sameFiles(hash2, dFiles, state.desiredFiles);
-  if (!changed.length && !desiredChanged) {
-    if (acquired) {
-      record2.state = "succeeded";
-      record2.phase = "finished";
-      record2.finishedAt = new Date(ctx.now()).toISOString();
-      await session.land([], ctx.now());
-    }
-    return finishReport(
-      "reconcile",
-      env,
-      cfg.source,
-      acquired ? run : void 0,
-      rows,
-      void 0,
-      state.tips.observed,
-      false
-    );
-  }
-  if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
-  const unitsMap = /* @__PURE__ */ new Map();
-  for (const r of rows) {
-    if (r.result === "current") continue;
-    const v = { result: r.result };
-    if (r.executionKey) v.executionKey = r.executionKey;
-    if (r.result !== "executed" && r.result !== "recovered" && r.detail) v.reason = r.detail;
-    if (r.run && r.run !== run) v.run = r.run;
-    unitsMap.set(r.unit, v);
-  }
-  const message = transitionMessage({
-    operation: "reconcile",
-    environment: env,
-    units: unitsMap,
-    results: rows.map((r) => r.result),
-    lists: [["recovered", rows.filter((r) => r.result === "recovered").map((r) => r.unit)]],
-    extra: [
-      ["run", run],
-      ["source", cfg.source]
-    ]
-  });
-  const updates = [];
-  if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
-  updates.push({ ref: state.refs.observed, old: state.tips.observed, files: oFiles, message });
-  const tips = await session.land(updates, ctx.now());
-  return finishReport(
-    "reconcile",
-    env,
-    cfg.source,
-    run,
-    rows,
-    tips.get(state.refs.desired),
-    tips.get(state.refs.observed),
-    true
-  );
 }
 function notStarted(name2, desired) {
   return {
@@ -29297,7 +29757,7 @@ function outcomeOf(t, r, run, now) {
       desired: t.desired
     };
   }
-  const condition = r.status === "failed" ? { state: "failed", reason: r.reason, run, since: at, retryable: r.retryable, exitCode: r.exitCode } : { state: "uncertain", reason: r.reason, run, since: at };
+  const condition = r.status === "failed" ? { state: "failed", reason: r.reason, run, since: at, retryable: r.retryable, exitCode: r.exitCode } : { state: "uncertain", reason: r.reason, run, since: at, checkpointed: true };
   return {
     row: {
       unit: t.name,
@@ -29334,22 +29794,18 @@ function checkpointOf(d, r, now) {
   }
   return c;
 }
-function finishReport(operation, environment, source, run, rows, desired, observed, wrote) {
-  const problems = [];
-  const exits = [];
+function report(environment, source, run, rows, desired, observed, problems) {
+  const exits = problems.map((p) => p.exit);
   for (const r of rows) {
     if (r.result === "failed") exits.push(Exit.failed);
-    if (r.result === "uncertain") {
-      exits.push(Exit.uncertain);
-      problems.push(uncertainProblem(environment, r.unit, r.detail));
-    }
+    if (r.result === "uncertain") exits.push(Exit.uncertain);
   }
   return {
-    operation,
+    operation: "reconcile",
     environment,
     run,
     source,
-    desired: wrote ? desired : void 0,
+    desired,
     observed,
     rows,
     problems,
@@ -29365,23 +29821,274 @@ function uncertainProblem(env, unit, reason) {
   });
 }
 
+// src/core/ops/recover.ts
+async function recover(ctx, opts) {
+  return opts.unit ? recoverUnit(ctx, opts) : recoverEnvironment(ctx, opts);
+}
+function leaseBrokenError(env, run) {
+  return new NylError(
+    problem("NYL-LEASE-BROKEN", `the lease of ${env} was broken and its run ${run} has not been imported yet`, {
+      exit: Exit.refused,
+      fix: `run \`nyl recover -e ${env}\` to import it (a \`nyl reconcile\` or \`nyl teardown\` of ${env} imports it too), then run this command again`
+    })
+  );
+}
+async function waitForNonImportWrite(ctx, loaded) {
+  const env = loaded.sel.environment;
+  const unimported = (l) => [...l.state.runs.keys()];
+  let current = loaded;
+  current = await waitForLease(
+    ctx,
+    current,
+    (v) => v.kind !== "held" && v.kind !== "broken",
+    (v) => v.kind === "broken" ? leaseBrokenError(env, v.run) : new NylError(leaseHeldProblem(env, v))
+  );
+  const left = unimported(current);
+  if (left.length)
+    throw new NylError(
+      problem(
+        "NYL-RUN-UNIMPORTED",
+        `run ${left[0]} of ${env} ended without landing its results and has not been imported yet`,
+        {
+          exit: Exit.uncertain,
+          fix: `run \`nyl recover -e ${env} --reason <text>\` to import it (or \`nyl reconcile -e ${env}\`), then run this command again`
+        }
+      )
+    );
+  return current;
+}
+async function recoverEnvironment(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const { sel, state } = loaded;
+  const base = { operation: "recover", environment: env };
+  const v = leaseVerdict(state, ctx.now());
+  if (!state.runs.size && v.kind !== "broken")
+    return { ...base, outcome: "nothing to import", facts: [], problems: [], exit: Exit.ok };
+  const imp = importRuns(sel, state, keyResolver(sel), ctx.now());
+  const after = { ...state, observed: new Map([...state.observed, ...imp.observed]) };
+  const evaluated = evaluateAll(sel, after);
+  const docs = new Map([...evaluated].flatMap(([n, e]) => e.desired ? [[n, e.desired]] : []));
+  const rows = [...imp.rows.values()];
+  const op = uuid72();
+  const message = transitionMessage({
+    operation: "recover",
+    environment: env,
+    units: messageUnits(rows, void 0),
+    results: rows.map((r) => r.result),
+    lists: importLists(imp),
+    extra: [
+      ["leaseBroken", imp.leaseBroken],
+      ["reason", JSON.stringify(opts.reason)]
+    ]
+  });
+  const session = new RunSession(
+    ctx.repo,
+    ctx.backend,
+    state,
+    op,
+    "recover",
+    currentHolder(),
+    await ctx.repo.signature()
+  );
+  session.prepare(ctx.now());
+  const { tips } = await session.land(
+    [
+      { ref: state.refs.desired, old: state.tips.desired, files: desiredFiles(sel, docs, after), message },
+      { ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, imp.observed), message }
+    ],
+    ctx.now(),
+    consumedRefs(imp)
+  );
+  const facts2 = [
+    ["desired", tips.get(state.refs.desired) ?? ""],
+    ["observed", tips.get(state.refs.observed) ?? ""],
+    ["imported", JSON.stringify(imp.imported)]
+  ];
+  if (imp.leaseBroken) facts2.push(["leaseBroken", canonicalJson(imp.leaseBroken)]);
+  facts2.push(["recovered", JSON.stringify(imp.recovered)]);
+  return { ...base, outcome: "done", facts: facts2, problems: imp.problems, exit: Exit.ok };
+}
+function evidenceOf(state, unit, key, uid) {
+  const out = [];
+  for (const r of [...state.runs.values(), ...state.evidence.values()]) {
+    const cp = r.checkpoints.get(unit);
+    if (!cp) continue;
+    let why2;
+    if (cp.result !== "succeeded") why2 = `its execution ${cp.result === "failed" ? "failed" : "is uncertain"}`;
+    else if (key === void 0) why2 = "the unit has no desired document now";
+    else if (cp.executionKey !== key) why2 = `its execution key ${cp.executionKey} is not the desired ${key}`;
+    else if (uid && cp.uid !== uid) why2 = `its uid ${cp.uid} is not the unit's ${uid}`;
+    out.push({
+      run: r.id,
+      ref: r.ref,
+      result: cp.result,
+      executionKey: cp.executionKey,
+      at: cp.at,
+      accept: !why2,
+      ...why2 ? { why: why2 } : {}
+    });
+  }
+  return out.sort((a, b) => a.run < b.run ? 1 : -1);
+}
+async function recoverUnit(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForNonImportWrite(ctx, loaded);
+  const { sel, state } = loaded;
+  const unit = opts.unit;
+  const observed = state.observed.get(unit);
+  if (!observed && !sel.units.has(unit))
+    throw new NylError(
+      problem("NYL-UNIT-UNKNOWN", `${env} has no unit ${unit}`, {
+        subject: unit,
+        fix: `run \`nyl status -e ${env}\` to see its units`
+      })
+    );
+  const evaluated = evaluateAll(sel, state).get(unit);
+  const key = evaluated?.desired?.executionKey;
+  const evidence = evidenceOf(state, unit, key, observed?.uid);
+  const condition = observed?.condition;
+  const op = uuid72();
+  let next;
+  let action;
+  if (opts.accept) {
+    const ev = evidence.find((e) => e.run === opts.accept);
+    if (!ev?.accept)
+      throw new NylError(
+        problem(
+          "NYL-RECOVER-NO-EVIDENCE",
+          ev ? `the checkpoint of ${unit} by run ${opts.accept} cannot be adopted: ${ev.why}` : `Nyl holds no checkpoint of ${unit} by run ${opts.accept}`,
+          {
+            subject: unit,
+            exit: Exit.refused,
+            fix: evidence.some((e) => e.accept) ? `adopt one that matches: ${evidence.filter((e) => e.accept).map((e) => e.run).join(", ")}` : `check the unit and use --retry instead: \`nyl recover -e ${env} --unit ${unit} --retry --reason <text>\``
+          }
+        )
+      );
+    const cp = (state.runs.get(ev.run) ?? state.evidence.get(ev.run))?.checkpoints.get(unit);
+    next = {
+      schema: "nyl.observed-unit/v1",
+      name: unit,
+      kind: cp.kind,
+      uid: cp.uid,
+      receipt: {
+        executionKey: cp.executionKey,
+        uid: cp.uid,
+        run: ev.run,
+        at: cp.at,
+        outputs: cp.outputs ?? {},
+        artifacts: cp.artifacts ?? {}
+      },
+      lastRun: op
+    };
+    action = `accept ${ev.run}`;
+  } else {
+    if (!condition)
+      throw new NylError(
+        problem("NYL-RECOVER-NOTHING", `unit ${unit} of ${env} has no condition to clear`, {
+          subject: unit,
+          exit: Exit.failed,
+          fix: `nothing to recover; \`nyl status -e ${env}\` shows its state`
+        })
+      );
+    next = { ...observed, condition: void 0, lastRun: op };
+    action = "retry";
+  }
+  const after = new Map(state.observed);
+  after.set(unit, next);
+  const stale = [...state.evidence.values()].filter(
+    (r) => ![...after.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === r.id)
+  );
+  const who = await ctx.repo.signature();
+  const message = [
+    `nyl: recover ${env} ${unit} (${action.split(" ")[0]})`,
+    "",
+    `unit: ${unit}`,
+    `action: ${action}`,
+    `reason: ${JSON.stringify(opts.reason)}`,
+    `by: ${who.name} <${who.email}>`,
+    ...condition ? [`condition: ${canonicalJson(condition)}`] : [],
+    ""
+  ].join("\n");
+  const session = new RunSession(ctx.repo, ctx.backend, state, op, "recover", currentHolder(), who);
+  session.prepare(ctx.now());
+  const { tips } = await session.land(
+    [
+      {
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, /* @__PURE__ */ new Map([[unit, next]])),
+        message
+      }
+    ],
+    ctx.now(),
+    stale.map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: false }))
+  );
+  return {
+    operation: "recover",
+    environment: env,
+    outcome: "done",
+    facts: [
+      ["observed", tips.get(state.refs.observed) ?? ""],
+      ["condition", condition ? canonicalJson(condition) : "null"],
+      ["evidence", canonicalJson(evidence)]
+    ],
+    problems: [],
+    exit: Exit.ok
+  };
+}
+
 // src/core/ops/status.ts
 async function status(ctx, opts) {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
+  const { cfg, sel, state: recorded, unpublished } = await loadEnvironment(ctx, opts.environment);
   const env = opts.environment;
+  const problems = [];
+  const v = leaseVerdict(recorded, ctx.now());
+  let state = recorded;
+  const dead = v.kind === "held" ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
+  if (dead.length) {
+    const preview = importRuns(
+      sel,
+      { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) },
+      keyResolver(sel),
+      ctx.now()
+    );
+    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
+    for (const r of dead) {
+      const left = [...preview.observed.values()].filter(
+        (o) => o.condition?.run === r.id && o.condition.state === "uncertain"
+      );
+      const how = r.record?.state === "cancelled" ? "cancelled" : v.kind === "broken" && v.run === r.id ? "lease broken" : "died";
+      problems.push(
+        problem(
+          "NYL-RUN-UNIMPORTED",
+          `run ${r.id} (${r.record?.operation ?? "unknown"}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(", ")}` : ""}`,
+          {
+            severity: "warning",
+            subject: r.id,
+            exit: Exit.uncertain,
+            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`
+          }
+        )
+      );
+    }
+  }
   const evaluated = evaluateAll(sel, state);
   const rows = [];
-  const problems = [];
   for (const e of evaluated.values()) {
     const o = e.observed;
     const receiptKey = o?.receipt?.executionKey;
     const receipt = !receiptKey ? "none" : e.desired ? receiptKey === e.desired.executionKey ? "current" : "outdated" : "unknown";
-    const lastRun = o?.condition?.run ?? o?.receipt?.run ?? o?.lastRun ?? "";
-    let state2 = "current";
+    const lastRun = o?.lastRun ?? "";
+    let stateName = "current";
     let detail = "";
     const c = o?.condition;
     if (c) {
-      state2 = c.state;
+      stateName = c.state;
       detail = c.reason;
       if (c.state === "uncertain") problems.push(uncertainProblem(env, e.name, c.reason));
       else
@@ -29394,44 +30101,57 @@ async function status(ctx, opts) {
           })
         );
     } else if (e.evaluation.action === "execute") {
-      state2 = "pending";
+      stateName = "pending";
       detail = WHY_TEXT[e.evaluation.why];
     } else if (e.evaluation.action === "pending") {
-      state2 = "pending";
+      stateName = "pending";
       detail = `inputs known after ${e.evaluation.on.join(", ")} executes`;
     } else if (e.evaluation.action === "blocked") {
-      state2 = receipt === "current" ? "current" : "pending";
+      stateName = receipt === "current" ? "current" : "pending";
       detail = e.evaluation.reason;
     } else if (e.evaluation.action === "invalid") {
-      state2 = "pending";
+      stateName = "pending";
       detail = e.evaluation.reason;
     }
-    rows.push({ unit: e.name, kind: e.kind, state: state2, receipt, lastRun, detail });
+    rows.push({ unit: e.name, kind: e.kind, state: stateName, receipt, lastRun, detail });
   }
   for (const [name2, o] of state.observed) {
     if (sel.units.has(name2)) continue;
     rows.push({
       unit: name2,
       kind: o.kind,
-      state: "removed",
+      state: o.condition?.state ?? "removed",
       receipt: o.receipt ? "kept" : "none",
       lastRun: o.lastRun,
-      detail: "no longer in the configuration; its recorded state is kept"
+      detail: o.condition?.reason ?? "no longer in the configuration; its recorded state is kept"
     });
   }
-  const v = leaseVerdict(state, ctx.now());
-  const lease = v.kind === "held" ? { state: "held", run: v.run, holder: holderText(v.holder), deadline: v.deadline } : state.lease ? {
-    state: state.lease.state,
-    run: state.lease.run,
-    holder: holderText(state.lease.holder),
-    deadline: state.lease.deadline
+  problems.push(...lateCheckpoints(recorded));
+  if (unpublished.length)
+    problems.push(
+      problem(
+        "NYL-LOCAL-UNPUBLISHED",
+        `this repository holds state written with --local that the remote lacks: ${unpublished.join(", ")}`,
+        {
+          severity: "warning",
+          subject: env,
+          exit: Exit.ok,
+          fix: "online commands that write refuse until it is published or set aside; see `nyl status --local`"
+        }
+      )
+    );
+  const lease = v.kind === "held" ? { state: "held", run: v.run, holder: holderText(v.holder), deadline: v.deadline } : recorded.lease ? {
+    state: recorded.lease.state,
+    run: recorded.lease.run,
+    holder: holderText(recorded.lease.holder),
+    deadline: recorded.lease.deadline
   } : void 0;
   return {
     operation: "status",
     environment: env,
     source: cfg.source,
-    desired: state.tips.desired,
-    observed: state.tips.observed,
+    desired: recorded.tips.desired,
+    observed: recorded.tips.observed,
     lease,
     rows,
     problems,
@@ -29443,7 +30163,7 @@ async function status(ctx, opts) {
 var COMMON = {
   environment: { type: "string", short: "e", value: "ENV", help: "environment to act on (required)" },
   local: { type: "boolean", help: "keep leases and state in this repository’s refs, without a remote" },
-  remote: { type: "string", value: "NAME", help: "remote that holds the state refs (default: origin)" },
+  remote: { type: "string", value: "NAME", help: "remote that holds the state refs, the authority (default: origin)" },
   config: {
     type: "string",
     value: "FILE|DIR",
@@ -29452,6 +30172,14 @@ var COMMON = {
   json: { type: "boolean", help: "print one JSON document instead of tables" },
   help: { type: "boolean", short: "h", help: "show this help" }
 };
+var WAIT_LEASE = {
+  "wait-lease": {
+    type: "string",
+    value: "DURATION",
+    help: "wait up to DURATION for a held lease instead of exiting 2 (e.g. 10m)"
+  }
+};
+var REASON = { type: "string", value: "TEXT", help: "why (recorded with who asked)" };
 var COMMANDS = {
   reconcile: {
     summary: "execute what differs from the recorded state and record the result",
@@ -29459,6 +30187,7 @@ var COMMANDS = {
     description: "Reads the configuration from the source commit (HEAD), takes the environment’s lease, executes\nthe units whose desired document differs from their receipt wave by wave (the units of a wave in\nparallel), checkpoints after each wave and lands one transition commit. With nothing to do it\ntakes no lease and writes nothing.",
     options: {
       ...COMMON,
+      ...WAIT_LEASE,
       parallelism: { type: "string", value: "N", help: "units of a wave run at once (default: 4)" },
       "cancel-grace": {
         type: "string",
@@ -29481,6 +30210,27 @@ var COMMANDS = {
     description: "Reads the state refs (never history) and compares receipts with the configuration.",
     options: COMMON,
     exits: "0 all current or pending; 1 a unit failed; 2 drifted units; 4 uncertain units"
+  },
+  recover: {
+    summary: "import a dead run, or record a decision about one unit; executes nothing",
+    usage: "nyl recover -e ENV --reason TEXT [--local]\n       nyl recover -e ENV --unit U (--retry | --accept RUN) --reason TEXT [--local]",
+    description: "Without --unit: imports the runs left behind (a broken or expired lease, a cancelled or killed\nrun) as a reconcile takeover would, with execution switched off, in one transition commit.\nWith --unit: --retry clears the unit’s condition (uncertain or failed) and keeps its last\nreceipt; --accept RUN adopts that run’s checkpoint as the receipt when its execution key and uid\nequal the unit’s desired document. Either writes one observed commit; the next reconcile acts.",
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      reason: REASON,
+      unit: { type: "string", value: "U", help: "the unit to decide about" },
+      retry: { type: "boolean", help: "clear the condition; the next reconcile runs the unit again" },
+      accept: { type: "string", value: "RUN", help: "adopt the checkpoint RUN recorded for the unit" }
+    },
+    exits: "0 recorded; 1 bad input; 2 lease held or broken, or no checkpoint to accept; 4 unimported run"
+  },
+  "lease break": {
+    summary: "declare the lease holder gone (its runner died)",
+    usage: "nyl lease break -e ENV --reason TEXT [--local]",
+    description: "Writes a broken lease naming who broke it and why. The holder, if alive, can no longer write\nstate. Only an operation that imports the broken run takes the lease over: nyl reconcile or\nnyl recover -e ENV; other writes refuse with NYL-LEASE-BROKEN until then.",
+    options: { ...COMMON, reason: REASON },
+    exits: "0 broken (or nothing to break); 1 bad input; 2 the lease changed meanwhile"
   },
   schema: {
     summary: "print the JSON Schema of nyl.yaml documents",
@@ -29644,8 +30394,12 @@ async function main(argv, io) {
   const onSignal = (sig) => cancellation.cancel(sig);
   let progress;
   let ctx;
+  let opName;
+  let opEnv;
   try {
-    const [command, ...rest] = argv;
+    const [first, ...tail] = argv;
+    const joined = first && tail[0] && !tail[0].startsWith("-") ? `${first} ${tail[0]}` : void 0;
+    const [command, rest] = joined && COMMANDS[joined] ? [joined, tail.slice(1)] : [first, tail];
     if (!command || command === "--help" || command === "-h" || command === "help") {
       const topic = rest[0];
       io.stdout.write(topic && COMMANDS[topic] ? commandHelp(topic) : mainHelp());
@@ -29698,6 +30452,23 @@ async function main(argv, io) {
         throw usage(`--cancel-grace ${values["cancel-grace"]} is not a duration`, "pass a duration such as 5s or 30s");
       cancellation = new Cancellation(ms);
     }
+    let waitLeaseMs;
+    if (values["wait-lease"] !== void 0) {
+      waitLeaseMs = parseDuration(values["wait-lease"]);
+      if (waitLeaseMs === void 0)
+        throw usage(`--wait-lease ${values["wait-lease"]} is not a duration`, "pass a duration such as 30s or 10m");
+    }
+    const reason = values.reason;
+    if ((command === "recover" || command === "lease break") && !reason?.trim())
+      throw usage(`${command} needs a reason`, `pass --reason "<why>"; it is recorded with who asked`);
+    if (command === "recover") {
+      if (values.unit !== void 0 && !values.retry && values.accept === void 0)
+        throw usage("recover --unit needs --retry or --accept RUN", "see `nyl recover --help`");
+      if (values.retry && values.accept !== void 0)
+        throw usage("pass either --retry or --accept RUN, not both", "see `nyl recover --help`");
+      if (values.unit === void 0 && (values.retry || values.accept !== void 0))
+        throw usage("--retry and --accept need --unit U", "see `nyl recover --help`");
+    }
     progress = progressReporter(io.stderr, !json2 && command === "reconcile" && process.env.NYL_PROGRESS !== "0");
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
@@ -29706,22 +30477,35 @@ async function main(argv, io) {
         cwd: io.cwd,
         config: values.config,
         local: values.local === true,
-        remote: values.remote
+        remote: values.remote,
+        waitLeaseMs
       },
       { cancellation, onEvent: progress.onEvent }
     );
-    let report;
-    if (command === "reconcile") report = await reconcile(ctx, { environment, parallelism });
-    else if (command === "plan") report = await plan(ctx, { environment });
-    else report = await status(ctx, { environment });
+    opName = command === "lease break" ? "lease-break" : command;
+    opEnv = environment;
+    let report2;
+    if (command === "reconcile") report2 = await reconcile(ctx, { environment, parallelism });
+    else if (command === "plan") report2 = await plan(ctx, { environment });
+    else if (command === "recover")
+      report2 = await recover(ctx, {
+        environment,
+        reason,
+        unit: values.unit,
+        retry: values.retry === true,
+        accept: values.accept
+      });
+    else if (command === "lease break") report2 = await leaseBreak(ctx, { environment, reason });
+    else report2 = await status(ctx, { environment });
     progress.stop();
-    if (json2) io.stdout.write(`${JSON.stringify(withStats(report), null, 2)}
+    if (json2) io.stdout.write(`${JSON.stringify(withStats(report2, ctx), null, 2)}
 `);
+    else if ("outcome" in report2) io.stdout.write(renderOp(report2));
     else
       io.stdout.write(
-        report.operation === "status" ? renderStatus(report) : renderRun(report)
+        report2.operation === "status" ? renderStatus(report2) : renderRun(report2)
       );
-    return report.exit;
+    return report2.exit;
   } catch (e) {
     progress?.stop();
     const problems = e instanceof NylError ? e.problems : [
@@ -29732,10 +30516,16 @@ async function main(argv, io) {
     if (!(e instanceof NylError) && process.env.NYL_DEBUG) io.stderr.write(`${e?.stack}
 `);
     const exit = e instanceof NylError ? e.exit : Exit.failed;
-    if (json2) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }), null, 2)}
+    if (json2) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }, ctx), null, 2)}
 `);
-    else io.stderr.write(`${renderProblems(problems)}
+    else {
+      if (opEnv && (opName === "recover" || opName === "lease-break"))
+        io.stdout.write(`${opName} ${opEnv}: refused
+
 `);
+      io.stderr.write(`${renderProblems(problems)}
+`);
+    }
     return exit;
   } finally {
     process.off("SIGINT", onSignal);
@@ -29743,8 +30533,22 @@ async function main(argv, io) {
     ctx?.repo.close();
   }
 }
-function withStats(r) {
-  return { ...r, stats: { gitProcesses: gitStats.spawns, toolProcesses: toolStats.spawns } };
+function withStats(r, ctx) {
+  const b = ctx?.backend;
+  return {
+    ...r,
+    stats: {
+      gitProcesses: gitStats.spawns,
+      toolProcesses: toolStats.spawns,
+      remoteRoundTrips: b instanceof RemoteBackend ? b.roundTrips : 0
+    }
+  };
+}
+function renderOp(r) {
+  const out = [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${v}`)];
+  if (r.problems.length) out.push("", renderProblems(r.problems));
+  return `${out.join("\n")}
+`;
 }
 
 // src/cli.ts

@@ -154,7 +154,6 @@ describe('reconcile', () => {
     expect(r.code).toBe(4);
     expect(results(r.stdout)).toEqual({ slow: 'uncertain', later: 'blocked' });
     expect(r.stdout).toContain('timed out after 1.0s');
-    expect(r.stdout).toContain('warning NYL-UNIT-UNCERTAIN (slow)');
     const pid = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
     expect(alive(pid)).toBe(false); // the background child died with its group
 

@@ -10,7 +10,7 @@ export interface OptionSpec {
 export const COMMON: Record<string, OptionSpec> = {
   environment: { type: 'string', short: 'e', value: 'ENV', help: 'environment to act on (required)' },
   local: { type: 'boolean', help: 'keep leases and state in this repository’s refs, without a remote' },
-  remote: { type: 'string', value: 'NAME', help: 'remote that holds the state refs (default: origin)' },
+  remote: { type: 'string', value: 'NAME', help: 'remote that holds the state refs, the authority (default: origin)' },
   config: {
     type: 'string',
     value: 'FILE|DIR',
@@ -19,6 +19,16 @@ export const COMMON: Record<string, OptionSpec> = {
   json: { type: 'boolean', help: 'print one JSON document instead of tables' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
+
+const WAIT_LEASE: Record<string, OptionSpec> = {
+  'wait-lease': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'wait up to DURATION for a held lease instead of exiting 2 (e.g. 10m)',
+  },
+};
+
+const REASON: OptionSpec = { type: 'string', value: 'TEXT', help: 'why (recorded with who asked)' };
 
 export interface CommandSpec {
   summary: string;
@@ -39,6 +49,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'takes no lease and writes nothing.',
     options: {
       ...COMMON,
+      ...WAIT_LEASE,
       parallelism: { type: 'string', value: 'N', help: 'units of a wave run at once (default: 4)' },
       'cancel-grace': {
         type: 'string',
@@ -64,6 +75,36 @@ export const COMMANDS: Record<string, CommandSpec> = {
     description: 'Reads the state refs (never history) and compares receipts with the configuration.',
     options: COMMON,
     exits: '0 all current or pending; 1 a unit failed; 2 drifted units; 4 uncertain units',
+  },
+  recover: {
+    summary: 'import a dead run, or record a decision about one unit; executes nothing',
+    usage:
+      'nyl recover -e ENV --reason TEXT [--local]\n       nyl recover -e ENV --unit U (--retry | --accept RUN) --reason TEXT [--local]',
+    description:
+      'Without --unit: imports the runs left behind (a broken or expired lease, a cancelled or killed\n' +
+      'run) as a reconcile takeover would, with execution switched off, in one transition commit.\n' +
+      'With --unit: --retry clears the unit’s condition (uncertain or failed) and keeps its last\n' +
+      'receipt; --accept RUN adopts that run’s checkpoint as the receipt when its execution key and uid\n' +
+      'equal the unit’s desired document. Either writes one observed commit; the next reconcile acts.',
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      reason: REASON,
+      unit: { type: 'string', value: 'U', help: 'the unit to decide about' },
+      retry: { type: 'boolean', help: 'clear the condition; the next reconcile runs the unit again' },
+      accept: { type: 'string', value: 'RUN', help: 'adopt the checkpoint RUN recorded for the unit' },
+    },
+    exits: '0 recorded; 1 bad input; 2 lease held or broken, or no checkpoint to accept; 4 unimported run',
+  },
+  'lease break': {
+    summary: 'declare the lease holder gone (its runner died)',
+    usage: 'nyl lease break -e ENV --reason TEXT [--local]',
+    description:
+      'Writes a broken lease naming who broke it and why. The holder, if alive, can no longer write\n' +
+      'state. Only an operation that imports the broken run takes the lease over: nyl reconcile or\n' +
+      'nyl recover -e ENV; other writes refuse with NYL-LEASE-BROKEN until then.',
+    options: { ...COMMON, reason: REASON },
+    exits: '0 broken (or nothing to break); 1 bad input; 2 the lease changed meanwhile',
   },
   schema: {
     summary: 'print the JSON Schema of nyl.yaml documents',

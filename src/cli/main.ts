@@ -2,11 +2,14 @@ import { parseArgs } from 'node:util';
 import { configJsonSchema } from '../core/config/schema.js';
 import { toolStats } from '../core/drivers/process.js';
 import { gitStats } from '../core/git/exec.js';
+import { leaseBreak } from '../core/ops/lease-break.js';
 import { plan } from '../core/ops/plan.js';
 import { DEFAULT_PARALLELISM, reconcile } from '../core/ops/reconcile.js';
-import type { RunReport, StatusReport } from '../core/ops/report.js';
+import { recover } from '../core/ops/recover.js';
+import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
 import { status } from '../core/ops/status.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
+import { RemoteBackend } from '../core/state/remote-backend.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem } from '../core/util/errors.js';
@@ -69,8 +72,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const onSignal = (sig: NodeJS.Signals) => cancellation.cancel(sig);
   let progress: ReturnType<typeof progressReporter> | undefined;
   let ctx: OpContext | undefined;
+  let opName: string | undefined;
+  let opEnv: string | undefined;
   try {
-    const [command, ...rest] = argv;
+    // Two-word commands: `nyl lease break`.
+    const [first, ...tail] = argv;
+    const joined = first && tail[0] && !tail[0].startsWith('-') ? `${first} ${tail[0]}` : undefined;
+    const [command, rest] = joined && COMMANDS[joined] ? [joined, tail.slice(1)] : [first, tail];
     if (!command || command === '--help' || command === '-h' || command === 'help') {
       const topic = rest[0];
       io.stdout.write(topic && COMMANDS[topic] ? commandHelp(topic) : mainHelp());
@@ -121,6 +129,23 @@ export async function main(argv: string[], io: Io): Promise<number> {
         throw usage(`--cancel-grace ${values['cancel-grace']} is not a duration`, 'pass a duration such as 5s or 30s');
       cancellation = new Cancellation(ms);
     }
+    let waitLeaseMs: number | undefined;
+    if (values['wait-lease'] !== undefined) {
+      waitLeaseMs = parseDuration(values['wait-lease'] as string);
+      if (waitLeaseMs === undefined)
+        throw usage(`--wait-lease ${values['wait-lease']} is not a duration`, 'pass a duration such as 30s or 10m');
+    }
+    const reason = values.reason as string | undefined;
+    if ((command === 'recover' || command === 'lease break') && !reason?.trim())
+      throw usage(`${command} needs a reason`, `pass --reason "<why>"; it is recorded with who asked`);
+    if (command === 'recover') {
+      if (values.unit !== undefined && !values.retry && values.accept === undefined)
+        throw usage('recover --unit needs --retry or --accept RUN', 'see `nyl recover --help`');
+      if (values.retry && values.accept !== undefined)
+        throw usage('pass either --retry or --accept RUN, not both', 'see `nyl recover --help`');
+      if (values.unit === undefined && (values.retry || values.accept !== undefined))
+        throw usage('--retry and --accept need --unit U', 'see `nyl recover --help`');
+    }
     progress = progressReporter(io.stderr, !json && command === 'reconcile' && process.env.NYL_PROGRESS !== '0');
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
@@ -130,15 +155,28 @@ export async function main(argv: string[], io: Io): Promise<number> {
         config: values.config as string | undefined,
         local: values.local === true,
         remote: values.remote as string | undefined,
+        waitLeaseMs,
       },
       { cancellation, onEvent: progress.onEvent },
     );
-    let report: RunReport | StatusReport;
+    opName = command === 'lease break' ? 'lease-break' : command;
+    opEnv = environment;
+    let report: RunReport | StatusReport | OpReport;
     if (command === 'reconcile') report = await reconcile(ctx, { environment, parallelism });
     else if (command === 'plan') report = await plan(ctx, { environment });
+    else if (command === 'recover')
+      report = await recover(ctx, {
+        environment,
+        reason: reason as string,
+        unit: values.unit as string | undefined,
+        retry: values.retry === true,
+        accept: values.accept as string | undefined,
+      });
+    else if (command === 'lease break') report = await leaseBreak(ctx, { environment, reason: reason as string });
     else report = await status(ctx, { environment });
     progress.stop();
-    if (json) io.stdout.write(`${JSON.stringify(withStats(report), null, 2)}\n`);
+    if (json) io.stdout.write(`${JSON.stringify(withStats(report, ctx), null, 2)}\n`);
+    else if ('outcome' in report) io.stdout.write(renderOp(report));
     else
       io.stdout.write(
         report.operation === 'status' ? renderStatus(report as StatusReport) : renderRun(report as RunReport),
@@ -156,8 +194,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
           ];
     if (!(e instanceof NylError) && process.env.NYL_DEBUG) io.stderr.write(`${(e as Error)?.stack}\n`);
     const exit = e instanceof NylError ? e.exit : Exit.failed;
-    if (json) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }), null, 2)}\n`);
-    else io.stderr.write(`${renderProblems(problems)}\n`);
+    if (json) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }, ctx), null, 2)}\n`);
+    else {
+      // Operations that are not runs say they were refused, as in seed 000 (`state-forget dev: refused`).
+      if (opEnv && (opName === 'recover' || opName === 'lease-break'))
+        io.stdout.write(`${opName} ${opEnv}: refused\n\n`);
+      io.stderr.write(`${renderProblems(problems)}\n`);
+    }
     return exit;
   } finally {
     process.off('SIGINT', onSignal);
@@ -166,7 +209,21 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** Process counts ride along in JSON: benchmarks read them, operators may too. */
-function withStats<T extends object>(r: T): T & { stats: { gitProcesses: number; toolProcesses: number } } {
-  return { ...r, stats: { gitProcesses: gitStats.spawns, toolProcesses: toolStats.spawns } };
+/** Process and round-trip counts ride along in JSON: benchmarks read them, operators may too. */
+function withStats<T extends object>(r: T, ctx: OpContext | undefined) {
+  const b = ctx?.backend;
+  return {
+    ...r,
+    stats: {
+      gitProcesses: gitStats.spawns,
+      toolProcesses: toolStats.spawns,
+      remoteRoundTrips: b instanceof RemoteBackend ? b.roundTrips : 0,
+    },
+  };
+}
+
+function renderOp(r: OpReport): string {
+  const out = [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${v}`)];
+  if (r.problems.length) out.push('', renderProblems(r.problems));
+  return `${out.join('\n')}\n`;
 }

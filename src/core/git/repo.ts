@@ -30,6 +30,8 @@ export interface RefUpdate {
   ref: string;
   old: string | undefined;
   new: string | undefined;
+  /** Skip the old-value check (local copies of remote refs only). */
+  force?: boolean;
 }
 
 /** Files of a tree by path: new content, or an object that already exists. */
@@ -123,9 +125,9 @@ export class GitRepo {
     );
   }
 
-  /** Refs under a prefix with their tips, in one process. */
-  async listRefs(prefix: string): Promise<Map<string, string>> {
-    const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', `${prefix}/`], {
+  /** Refs under one or more prefixes with their tips, in one process. */
+  async listRefs(...prefixes: string[]): Promise<Map<string, string>> {
+    const r = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', ...prefixes.map((p) => `${p}/`)], {
       cwd: this.root,
     });
     if (r.code !== 0) throw new GitError('git for-each-ref failed', r.stderr);
@@ -137,6 +139,13 @@ export class GitRepo {
       this.known.add(line.slice(0, sp));
     }
     return out;
+  }
+
+  /** Whether `ancestor` is `descendant` or one of its ancestors. */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    if (ancestor === descendant) return true;
+    const r = await runGit(['merge-base', '--is-ancestor', ancestor, descendant], { cwd: this.root });
+    return r.code === 0;
   }
 
   // ---- writing -------------------------------------------------------------------------
@@ -169,9 +178,9 @@ export class GitRepo {
     if (!updates.length) return true;
     const lines = ['start'];
     for (const u of updates) {
-      const old = u.old ?? this.zeroOid;
-      if (u.new === undefined) lines.push(`delete ${u.ref} ${old}`);
-      else lines.push(`update ${u.ref} ${u.new} ${old}`);
+      const old = u.force ? '' : ` ${u.old ?? this.zeroOid}`;
+      if (u.new === undefined) lines.push(`delete ${u.ref}${old}`);
+      else lines.push(`update ${u.ref} ${u.new}${old}`);
     }
     lines.push('prepare', 'commit', '');
     const r = await runGit(['update-ref', '--stdin'], { cwd: this.root, input: lines.join('\n') });

@@ -1,13 +1,13 @@
 import type { ExecuteResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
-import type { TreeFiles } from '../git/repo.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
-import type { Selection } from '../resolve/select.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt, RunRecord } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { currentHolder, GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
+import type { EnvState } from '../state/read.js';
 import { RunSession } from '../state/run-session.js';
 import { prettyJson } from '../util/canonical.js';
+import { crashPoint } from '../util/crash.js';
 import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
@@ -17,7 +17,17 @@ import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.j
 import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
 import type { RunReport, UnitRow } from './report.js';
-import { loadEnvironment, type OpContext } from './workspace.js';
+import { type ImportResult, importRuns, lateCheckpoints } from './takeover.js';
+import {
+  consumedRefs,
+  desiredFiles,
+  importLists,
+  keyResolver,
+  messageUnits,
+  observedFiles,
+  sameFiles,
+} from './transition.js';
+import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
 
 export interface ReconcileOptions {
   environment: string;
@@ -34,49 +44,25 @@ interface Outcome {
   desired?: DesiredUnit;
 }
 
-function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>): TreeFiles {
-  const files: TreeFiles = new Map();
-  files.set(
-    FILES.environment,
-    Buffer.from(prettyJson({ schema: 'nyl.environment/v1', environment: sel.environment, waves: sel.waves })),
-  );
-  for (const [name, d] of docs) files.set(FILES.unit(name), Buffer.from(prettyJson(d)));
-  return files;
-}
-
-function sameFiles(repoHash: (b: Buffer) => string, files: TreeFiles, old: Map<string, string>): boolean {
-  if (files.size !== old.size) return false;
-  for (const [p, c] of files) {
-    const oid = Buffer.isBuffer(c) ? repoHash(c) : c.oid;
-    if (old.get(p) !== oid) return false;
-  }
-  return true;
-}
-
 /** Executes what differs from the recorded state, wave by wave, and lands one transition commit. */
 export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
   const env = opts.environment;
-  const now = ctx.now();
-  const verdict = leaseVerdict(state, now);
-  if (verdict.kind === 'held') throw new NylError(leaseHeldProblem(env, verdict));
-  if (verdict.kind !== 'free' || [...state.runs.values()].length)
-    throw new NylError(
-      problem(
-        'NYL-RUN-UNIMPORTED',
-        `${env} has run refs left by a run that did not finish; taking them over is not supported by this build`,
-        {
-          subject: env,
-          fix: `inspect them with \`git for-each-ref ${sel.prefix}/${env}/runs\``,
-          exit: Exit.uncertain,
-        },
-      ),
-    );
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const { cfg, sel } = loaded;
+  const original = loaded.state;
 
-  const hash = (b: Buffer) => {
-    const batch = ctx.repo.batch();
-    return batch.add('blob', b);
-  };
+  // Take over from dead runs first: what they recorded is imported, what they did not, uncertain.
+  const verdict = leaseVerdict(original, ctx.now());
+  const takeover = original.runs.size > 0 || verdict.kind === 'broken';
+  let imp: ImportResult | undefined;
+  let state: EnvState = original;
+  if (takeover) {
+    imp = importRuns(sel, original, keyResolver(sel), ctx.now());
+    state = { ...original, observed: new Map([...original.observed, ...imp.observed]) };
+  }
+  const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
 
   // Nothing to do: one read, no lease, no write.
   const pre = evaluateAll(sel, state);
@@ -85,16 +71,16 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   const anyExecute = [...pre.values()].some(
     (e) => e.evaluation.action === 'execute' || e.evaluation.action === 'pending',
   );
-  const desiredUnchanged =
-    preDesired.size === sel.units.size && sameFiles(hash, desiredFiles(sel, preDesired), state.desiredFiles);
-  if (!anyExecute && desiredUnchanged) {
+  if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
     const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
-    return finishReport('reconcile', env, cfg.source, undefined, rows, state.tips.desired, state.tips.observed, false);
+    return report(env, cfg.source, undefined, rows, undefined, state.tips.observed, problems);
   }
 
   const run = uuid7();
   const holder = currentHolder();
-  const session = new RunSession(ctx.repo, ctx.backend, state, run, 'reconcile', holder, await ctx.repo.signature());
+  const session = new RunSession(ctx.repo, ctx.backend, original, run, 'reconcile', holder, await ctx.repo.signature());
+  if (verdict.kind === 'broken') session.restoreOnRelease = original.lease;
+  const startedAt = ctx.now();
   const record: RunRecord = {
     schema: 'nyl.run/v1',
     run,
@@ -103,9 +89,9 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     state: 'claimed',
     holder,
     source: cfg.source,
-    startedAt: new Date(now).toISOString(),
-    updatedAt: new Date(now).toISOString(),
-    deadline: new Date(now + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
+    startedAt: new Date(startedAt).toISOString(),
+    updatedAt: new Date(startedAt).toISOString(),
+    deadline: new Date(startedAt + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
     phase: 'resolution',
     executing: [],
   };
@@ -114,52 +100,58 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   const newOutputs = new Map<string, Record<string, string>>();
   let acquired = false;
   let pendingCheckpoints: Checkpoint[] = [];
+  const stage = () => {
+    for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
+    pendingCheckpoints = [];
+  };
 
   const write = async (deadlineMs: number) => {
     const t = ctx.now();
     record.updatedAt = new Date(t).toISOString();
     record.deadline = new Date(t + deadlineMs).toISOString();
-    for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
-    pendingCheckpoints = [];
-    if (!acquired) {
-      if (!(await session.acquire(record, deadlineMs, t))) {
-        // Lost the race for the lease: say who won.
-        const again = await loadEnvironment(ctx, env);
-        const v = leaseVerdict(again.state, ctx.now());
-        if (v.kind === 'held') throw new NylError(leaseHeldProblem(env, v));
-        throw new NylError(
-          problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {
-            fix: 'run again, or pass --wait-lease <duration>',
-            exit: Exit.refused,
-          }),
-        );
-      }
-      acquired = true;
-    } else await session.checkpoint(record, deadlineMs, t);
+    stage();
+    if (acquired) {
+      crashPoint('before-checkpoint');
+      await session.checkpoint(record, deadlineMs, t);
+      crashPoint('after-checkpoint');
+      return;
+    }
+    crashPoint('before-lease');
+    if (!(await session.acquire(record, deadlineMs, t))) {
+      // Lost the race for the lease: say who won.
+      const again = await loadEnvironment(ctx, env);
+      const v = leaseVerdict(again.state, ctx.now());
+      if (v.kind === 'held') throw new NylError(leaseHeldProblem(env, v));
+      throw new NylError(
+        problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {
+          fix: 'run again, or pass --wait-lease <duration>',
+          exit: Exit.refused,
+        }),
+      );
+    }
+    acquired = true;
+    crashPoint('after-lease');
   };
 
-  const dynamicOutcome = (dep: string): Evaluation | undefined => outcomes.get(dep)?.evaluation;
-  const outputsOf = (dep: string) => newOutputs.get(dep) ?? state.observed.get(dep)?.receipt?.outputs;
+  try {
+    const dynamicOutcome = (dep: string): Evaluation | undefined => outcomes.get(dep)?.evaluation;
+    const outputsOf = (dep: string) => newOutputs.get(dep) ?? state.observed.get(dep)?.receipt?.outputs;
 
-  for (let w = 0; w < sel.waves.length; w++) {
-    const toRun: { name: string; desired: DesiredUnit; why: string; prior?: ObservedUnit }[] = [];
-    for (const name of sel.waves[w] as string[]) {
-      const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name));
-      if (ev.evaluation.action === 'execute' && ev.desired) {
-        toRun.push({ name, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
-        continue;
-      }
-      outcomes.set(name, {
-        row: staticRow(name, ev.kind, ev.evaluation),
-        evaluation: ev.evaluation,
-        desired: ev.desired,
-      });
-      if (ev.evaluation.action === 'invalid' && ev.desired === undefined) {
-        // An unresolvable unit is a failure of this run, recorded as such.
-        outcomes.set(name, {
-          row: { unit: name, kind: ev.kind, result: 'failed', detail: ev.evaluation.reason },
-          evaluation: ev.evaluation,
-          observed: {
+    for (let w = 0; w < sel.waves.length; w++) {
+      const toRun: { name: string; desired: DesiredUnit; why: string; prior?: ObservedUnit }[] = [];
+      for (const name of sel.waves[w] as string[]) {
+        const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name));
+        if (ev.evaluation.action === 'execute' && ev.desired) {
+          toRun.push({ name, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
+          continue;
+        }
+        const imported = imp?.rows.get(name);
+        let row = staticRow(name, ev.kind, ev.evaluation);
+        // An import shows as such, unless the unit's state says more (failed, blocked, ...).
+        if (imported && (row.result === 'current' || row.result === imported.result)) row = imported;
+        const o: Outcome = { row, evaluation: ev.evaluation, desired: ev.desired };
+        if (ev.evaluation.action === 'invalid')
+          o.observed = {
             schema: 'nyl.observed-unit/v1',
             name,
             kind: ev.kind,
@@ -173,172 +165,159 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
               retryable: true,
             },
             lastRun: run,
-          },
-        });
+          };
+        outcomes.set(name, o);
       }
-    }
-    if (!toRun.length) continue;
-    if (ctx.cancellation.requested) {
-      for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
-      continue;
-    }
-    // Before a unit starts, the run ref records its desired document and uid.
-    for (const t of toRun) session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
-    record.state = 'executing';
-    record.phase = 'wave';
-    record.wave = w;
-    record.executing = toRun.map((t) => t.name);
-    await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
-
-    await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
-      // A cancel stops units waiting for a slot; they never started, so they made no effect.
+      if (!toRun.length) continue;
       if (ctx.cancellation.requested) {
-        outcomes.set(t.name, notStarted(t.name, t.desired));
-        return;
+        for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
+        continue;
       }
-      const started = ctx.now();
-      ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: started });
-      const result = await driverFor(t.desired.kind).execute({
-        environment: env,
-        run,
-        unit: t.desired,
-        cwd: ctx.repo.root,
-        timeoutMs: timeoutMs(t.desired),
-        cancellation: ctx.cancellation,
-        mask,
-      });
-      const o = outcomeOf(t, result, run, ctx.now());
-      outcomes.set(t.name, o);
-      if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);
-      pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
-      session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
-      ctx.onEvent({
-        type: 'unit-finish',
-        unit: t.name,
-        kind: t.desired.kind,
-        result: o.row.result,
-        durationMs: result.durationMs,
-      });
-    });
-    record.executing = [];
-  }
+      // Before a unit starts, the run ref records its desired document and uid.
+      for (const t of toRun) session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
+      record.state = 'executing';
+      record.phase = 'wave';
+      record.wave = w;
+      record.executing = toRun.map((t) => t.name);
+      await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
 
-  const rowsNow = () => sel.waves.flat().map((n) => (outcomes.get(n) as Outcome).row);
-  if (ctx.cancellation.requested) {
-    // No transition: the run ref keeps the checkpoints, is marked finished, the lease released.
-    if (acquired) {
-      for (const c of pendingCheckpoints) session.runFiles.set(FILES.runCheckpoint(c.name), Buffer.from(prettyJson(c)));
-      record.state = 'cancelled';
+      let finished = 0;
+      await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+        // A cancel stops units waiting for a slot; they never started, so they made no effect.
+        if (ctx.cancellation.requested) {
+          outcomes.set(t.name, notStarted(t.name, t.desired));
+          return;
+        }
+        const started = ctx.now();
+        ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: started });
+        const result = await driverFor(t.desired.kind).execute({
+          environment: env,
+          run,
+          unit: t.desired,
+          cwd: ctx.repo.root,
+          timeoutMs: timeoutMs(t.desired),
+          cancellation: ctx.cancellation,
+          mask,
+        });
+        const o = outcomeOf(t, result, run, ctx.now());
+        outcomes.set(t.name, o);
+        if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);
+        pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
+        session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
+        ctx.onEvent({
+          type: 'unit-finish',
+          unit: t.name,
+          kind: t.desired.kind,
+          result: o.row.result,
+          durationMs: result.durationMs,
+        });
+        if (++finished === 1) crashPoint('mid-wave');
+      });
+      record.executing = [];
+    }
+
+    const rows = sel.waves.flat().map((n) => (outcomes.get(n) as Outcome).row);
+    if (ctx.cancellation.requested) {
+      // No transition: the run ref keeps the checkpoints, is marked finished, the lease released.
+      if (acquired) {
+        stage();
+        record.state = 'cancelled';
+        record.phase = 'finished';
+        record.finishedAt = new Date(ctx.now()).toISOString();
+        await session.finish(record, ctx.now());
+      }
+      const r = report(env, cfg.source, acquired ? run : undefined, rows, undefined, undefined, problems);
+      r.problems.push(
+        problem(
+          'NYL-RUN-CANCELLED',
+          `run ${run} of ${env} was cancelled (${ctx.cancellation.signal}); finished units are checkpointed on its run ref, running ones marked uncertain`,
+          {
+            subject: env,
+            exit: Exit.uncertain,
+            fix: acquired
+              ? `the next \`nyl reconcile -e ${env}\` takes over at once and imports it`
+              : 'nothing was written; run the command again',
+          },
+        ),
+      );
+      r.exit = Exit.uncertain;
+      return r;
+    }
+
+    // The transition: desired documents of this resolution, observed documents changed by this run.
+    const desiredDocs = new Map<string, DesiredUnit>();
+    for (const name of sel.units.keys()) {
+      const d = outcomes.get(name)?.desired ?? pre.get(name)?.desired;
+      if (d) desiredDocs.set(name, d);
+    }
+    const dFiles = desiredFiles(sel, desiredDocs, state);
+    const changed = new Map<string, ObservedUnit>(imp?.observed ?? []);
+    for (const [name, o] of outcomes) if (o.observed) changed.set(name, o.observed);
+    const desiredChanged = !sameFiles(ctx.repo, dFiles, state.desiredFiles);
+
+    if (!changed.size && !desiredChanged && !takeover) {
+      if (acquired) await session.land([], ctx.now());
+      return report(env, cfg.source, acquired ? run : undefined, rows, undefined, state.tips.observed, problems);
+    }
+    if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
+    stage();
+
+    const message = transitionMessage({
+      operation: 'reconcile',
+      environment: env,
+      units: messageUnits(rows, run),
+      results: rows.map((r) => r.result),
+      lists: importLists(imp, rows),
+      extra: [
+        ['leaseBroken', imp?.leaseBroken],
+        ['run', run],
+        ['source', cfg.source],
+      ],
+    });
+    const updates = [];
+    if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
+    updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed), message });
+    crashPoint('before-transition');
+    const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
+    crashPoint('after-transition');
+    for (const id of landed.late)
+      problems.push(
+        problem(
+          'NYL-RUN-LATE-CHECKPOINT',
+          `run ${id} wrote to its run ref while this run took it over; it is kept as evidence`,
+          {
+            severity: 'warning',
+            subject: id,
+            exit: Exit.uncertain,
+            fix: `see \`git show ${state.refs.evidence(id)}\`; \`nyl recover --accept ${id}\` adopts one of its checkpoints`,
+          },
+        ),
+      );
+    return report(
+      env,
+      cfg.source,
+      run,
+      rows,
+      landed.tips.get(state.refs.desired),
+      landed.tips.get(state.refs.observed),
+      problems,
+    );
+  } catch (e) {
+    // The lease is gone: what finished is still recorded on this run's own ref, as evidence.
+    if (e instanceof NylError && e.problems.some((p) => p.code === 'NYL-LEASE-LOST')) {
+      stage();
+      await session.salvage(record).catch(() => 'none');
+    } else if (acquired && session.holding) {
+      // Any other failure: record what finished, mark the run finished, release the lease.
+      stage();
+      record.state = 'failed';
       record.phase = 'finished';
       record.executing = [];
       record.finishedAt = new Date(ctx.now()).toISOString();
-      await session.finish(record, ctx.now());
+      await session.finish(record, ctx.now()).catch(() => undefined);
     }
-    const report = finishReport(
-      'reconcile',
-      env,
-      cfg.source,
-      acquired ? run : undefined,
-      rowsNow(),
-      undefined,
-      undefined,
-      false,
-    );
-    report.problems.push(
-      problem(
-        'NYL-RUN-CANCELLED',
-        `run ${run} of ${env} was cancelled (${ctx.cancellation.signal}); finished units are checkpointed on its run ref, running ones marked uncertain`,
-        {
-          subject: env,
-          exit: Exit.uncertain,
-          fix: acquired
-            ? `the next \`nyl reconcile -e ${env}\` takes over at once and imports it`
-            : 'nothing was written; run the command again',
-        },
-      ),
-    );
-    report.exit = Exit.uncertain;
-    return report;
+    throw e;
   }
-
-  // The transition: desired documents of this resolution, observed documents changed by this run.
-  const desiredDocs = new Map<string, DesiredUnit>();
-  for (const name of sel.units.keys()) {
-    const d = outcomes.get(name)?.desired ?? pre.get(name)?.desired;
-    if (d) desiredDocs.set(name, d);
-  }
-  // Units that could not be resolved keep the desired document they had.
-  const dFiles = desiredFiles(sel, desiredDocs);
-  for (const name of sel.units.keys()) {
-    const p = FILES.unit(name);
-    const old = state.desiredFiles.get(p);
-    if (!dFiles.has(p) && old) dFiles.set(p, { oid: old });
-  }
-  const oFiles: TreeFiles = new Map();
-  for (const [p, oid] of state.observedFiles) oFiles.set(p, { oid });
-  const changed: string[] = [];
-  for (const [name, o] of outcomes)
-    if (o.observed) {
-      oFiles.set(FILES.unit(name), Buffer.from(prettyJson(o.observed)));
-      changed.push(name);
-    }
-  const rows = rowsNow();
-  const desiredChanged = !sameFiles(hash, dFiles, state.desiredFiles);
-
-  if (!changed.length && !desiredChanged) {
-    if (acquired) {
-      record.state = 'succeeded';
-      record.phase = 'finished';
-      record.finishedAt = new Date(ctx.now()).toISOString();
-      await session.land([], ctx.now());
-    }
-    return finishReport(
-      'reconcile',
-      env,
-      cfg.source,
-      acquired ? run : undefined,
-      rows,
-      undefined,
-      state.tips.observed,
-      false,
-    );
-  }
-  if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
-
-  const unitsMap = new Map<string, Record<string, unknown>>();
-  for (const r of rows) {
-    if (r.result === 'current') continue;
-    const v: Record<string, unknown> = { result: r.result };
-    if (r.executionKey) v.executionKey = r.executionKey;
-    if (r.result !== 'executed' && r.result !== 'recovered' && r.detail) v.reason = r.detail;
-    if (r.run && r.run !== run) v.run = r.run;
-    unitsMap.set(r.unit, v);
-  }
-  const message = transitionMessage({
-    operation: 'reconcile',
-    environment: env,
-    units: unitsMap,
-    results: rows.map((r) => r.result),
-    lists: [['recovered', rows.filter((r) => r.result === 'recovered').map((r) => r.unit)]],
-    extra: [
-      ['run', run],
-      ['source', cfg.source],
-    ],
-  });
-  const updates = [];
-  if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
-  updates.push({ ref: state.refs.observed, old: state.tips.observed, files: oFiles, message });
-  const tips = await session.land(updates, ctx.now());
-  return finishReport(
-    'reconcile',
-    env,
-    cfg.source,
-    run,
-    rows,
-    tips.get(state.refs.desired),
-    tips.get(state.refs.observed),
-    true,
-  );
 }
 
 function notStarted(name: string, desired: DesiredUnit): Outcome {
@@ -407,7 +386,7 @@ function outcomeOf(
   const condition: Condition =
     r.status === 'failed'
       ? { state: 'failed', reason: r.reason, run, since: at, retryable: r.retryable, exitCode: r.exitCode }
-      : { state: 'uncertain', reason: r.reason, run, since: at };
+      : { state: 'uncertain', reason: r.reason, run, since: at, checkpointed: true };
   return {
     row: {
       unit: t.name,
@@ -446,31 +425,27 @@ function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number): Checkpoint
   return c;
 }
 
-function finishReport(
-  operation: string,
+function report(
   environment: string,
   source: string,
   run: string | undefined,
   rows: UnitRow[],
   desired: string | undefined,
   observed: string | undefined,
-  wrote: boolean,
+  problems: Problem[],
 ): RunReport {
-  const problems: Problem[] = [];
-  const exits: ExitCode[] = [];
+  // Uncertain and failed units speak through the table (as in seed 000); `nyl status` explains them.
+  const exits: ExitCode[] = problems.map((p) => p.exit);
   for (const r of rows) {
     if (r.result === 'failed') exits.push(Exit.failed);
-    if (r.result === 'uncertain') {
-      exits.push(Exit.uncertain);
-      problems.push(uncertainProblem(environment, r.unit, r.detail));
-    }
+    if (r.result === 'uncertain') exits.push(Exit.uncertain);
   }
   return {
-    operation,
+    operation: 'reconcile',
     environment,
     run,
     source,
-    desired: wrote ? desired : undefined,
+    desired,
     observed,
     rows,
     problems,

@@ -45,3 +45,13 @@ export interface StatusReport {
   problems: Problem[];
   exit: ExitCode;
 }
+
+/** Operations that are not runs (recover, lease break): `<operation> <env>: <outcome>` then facts. */
+export interface OpReport {
+  operation: string;
+  environment: string;
+  outcome: string;
+  facts: [string, string][];
+  problems: Problem[];
+  exit: ExitCode;
+}

@@ -1,18 +1,54 @@
 import { holderText, leaseVerdict } from '../state/lease.js';
+import type { EnvState } from '../state/read.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
 import { WHY_TEXT } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import { uncertainProblem } from './reconcile.js';
 import type { StatusReport, StatusRow } from './report.js';
+import { importRuns, lateCheckpoints } from './takeover.js';
+import { keyResolver } from './transition.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /** The environment's state as recorded, compared with the configuration at the source commit. */
 export async function status(ctx: OpContext, opts: { environment: string }): Promise<StatusReport> {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
+  const { cfg, sel, state: recorded, unpublished } = await loadEnvironment(ctx, opts.environment);
   const env = opts.environment;
+  const problems: Problem[] = [];
+  const v = leaseVerdict(recorded, ctx.now());
+  let state: EnvState = recorded;
+  // Runs left behind and not imported yet: show what the import will record, and say so.
+  const dead =
+    v.kind === 'held' ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
+  if (dead.length) {
+    const preview = importRuns(
+      sel,
+      { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) },
+      keyResolver(sel),
+      ctx.now(),
+    );
+    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
+    for (const r of dead) {
+      const left = [...preview.observed.values()].filter(
+        (o) => o.condition?.run === r.id && o.condition.state === 'uncertain',
+      );
+      const how =
+        r.record?.state === 'cancelled' ? 'cancelled' : v.kind === 'broken' && v.run === r.id ? 'lease broken' : 'died';
+      problems.push(
+        problem(
+          'NYL-RUN-UNIMPORTED',
+          `run ${r.id} (${r.record?.operation ?? 'unknown'}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(', ')}` : ''}`,
+          {
+            severity: 'warning',
+            subject: r.id,
+            exit: Exit.uncertain,
+            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`,
+          },
+        ),
+      );
+    }
+  }
   const evaluated = evaluateAll(sel, state);
   const rows: StatusRow[] = [];
-  const problems: Problem[] = [];
   for (const e of evaluated.values()) {
     const o = e.observed;
     const receiptKey = o?.receipt?.executionKey;
@@ -23,12 +59,12 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
           ? 'current'
           : 'outdated'
         : 'unknown';
-    const lastRun = o?.condition?.run ?? o?.receipt?.run ?? o?.lastRun ?? '';
-    let state = 'current';
+    const lastRun = o?.lastRun ?? '';
+    let stateName = 'current';
     let detail = '';
     const c = o?.condition;
     if (c) {
-      state = c.state;
+      stateName = c.state;
       detail = c.reason;
       if (c.state === 'uncertain') problems.push(uncertainProblem(env, e.name, c.reason));
       else
@@ -44,49 +80,62 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
           }),
         );
     } else if (e.evaluation.action === 'execute') {
-      state = 'pending';
+      stateName = 'pending';
       detail = WHY_TEXT[e.evaluation.why];
     } else if (e.evaluation.action === 'pending') {
-      state = 'pending';
+      stateName = 'pending';
       detail = `inputs known after ${e.evaluation.on.join(', ')} executes`;
     } else if (e.evaluation.action === 'blocked') {
-      state = receipt === 'current' ? 'current' : 'pending';
+      stateName = receipt === 'current' ? 'current' : 'pending';
       detail = e.evaluation.reason;
     } else if (e.evaluation.action === 'invalid') {
-      state = 'pending';
+      stateName = 'pending';
       detail = e.evaluation.reason;
     }
-    rows.push({ unit: e.name, kind: e.kind, state, receipt, lastRun, detail });
+    rows.push({ unit: e.name, kind: e.kind, state: stateName, receipt, lastRun, detail });
   }
   for (const [name, o] of state.observed) {
     if (sel.units.has(name)) continue;
     rows.push({
       unit: name,
       kind: o.kind,
-      state: 'removed',
+      state: o.condition?.state ?? 'removed',
       receipt: o.receipt ? 'kept' : 'none',
       lastRun: o.lastRun,
-      detail: 'no longer in the configuration; its recorded state is kept',
+      detail: o.condition?.reason ?? 'no longer in the configuration; its recorded state is kept',
     });
   }
-  const v = leaseVerdict(state, ctx.now());
+  problems.push(...lateCheckpoints(recorded));
+  if (unpublished.length)
+    problems.push(
+      problem(
+        'NYL-LOCAL-UNPUBLISHED',
+        `this repository holds state written with --local that the remote lacks: ${unpublished.join(', ')}`,
+        {
+          severity: 'warning',
+          subject: env,
+          exit: Exit.ok,
+          fix: 'online commands that write refuse until it is published or set aside; see `nyl status --local`',
+        },
+      ),
+    );
   const lease =
     v.kind === 'held'
       ? { state: 'held', run: v.run, holder: holderText(v.holder), deadline: v.deadline }
-      : state.lease
+      : recorded.lease
         ? {
-            state: state.lease.state,
-            run: state.lease.run,
-            holder: holderText(state.lease.holder),
-            deadline: state.lease.deadline,
+            state: recorded.lease.state,
+            run: recorded.lease.run,
+            holder: holderText(recorded.lease.holder),
+            deadline: recorded.lease.deadline,
           }
         : undefined;
   return {
     operation: 'status',
     environment: env,
     source: cfg.source,
-    desired: state.tips.desired,
-    observed: state.tips.observed,
+    desired: recorded.tips.desired,
+    observed: recorded.tips.observed,
     lease,
     rows,
     problems,

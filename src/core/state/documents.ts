@@ -56,6 +56,8 @@ export interface Condition {
   since: string;
   retryable?: boolean;
   exitCode?: number;
+  /** Whether the run named had checkpointed the unit when the condition was recorded (else a later checkpoint is late). */
+  checkpointed?: boolean;
 }
 
 /** One unit's checkpoint on a run ref: what its execution recorded. */

@@ -34,6 +34,8 @@ export interface RunRefState {
 export interface EnvState {
   environment: string;
   refs: EnvRefs;
+  /** Every ref under the environment's prefix with its tip. */
+  allTips: Map<string, string>;
   tips: {
     lease?: string;
     desired?: string;
@@ -101,6 +103,7 @@ export async function readEnvironment(
   const state: EnvState = {
     environment,
     refs,
+    allTips: tips,
     tips: {
       lease: tips.get(refs.lease),
       desired: tips.get(refs.desired),

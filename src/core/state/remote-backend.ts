@@ -60,6 +60,9 @@ export class RemoteBackend implements RefBackend {
     );
   }
 
+  /** Local refs (from --local runs) under the last listed prefix, read in the same process. */
+  localTips = new Map<string, string>();
+
   async list(prefix: string): Promise<Map<string, string>> {
     const track = trackingRef(this.remote, prefix);
     this.roundTrips++;
@@ -77,9 +80,13 @@ export class RemoteBackend implements RefBackend {
       { cwd: this.repo.root },
     );
     if (r.code !== 0) this.unreachable('fetch from', r.stderr);
-    const local = await this.repo.listRefs(track);
+    const both = await this.repo.listRefs(track, prefix);
     const out = new Map<string, string>();
-    for (const [ref, oid] of local) out.set(`${prefix}${ref.slice(track.length)}`, oid);
+    this.localTips = new Map();
+    for (const [ref, oid] of both) {
+      if (ref.startsWith(`${track}/`)) out.set(`${prefix}${ref.slice(track.length)}`, oid);
+      else this.localTips.set(ref, oid);
+    }
     return out;
   }
 
@@ -103,4 +110,25 @@ export class RemoteBackend implements RefBackend {
     if (!seen) this.unreachable('push to', r.stderr);
     return false;
   }
+}
+
+/**
+ * Receipts written with --local that the remote does not hold: local desired/observed tips the
+ * remote's do not contain. An online write would leave them behind. (Local run and evidence refs
+ * are not compared: a copy fetched earlier cannot be told from local work, and their results
+ * only count once imported into observed.)
+ */
+export async function unpublishedLocalWork(
+  repo: GitRepo,
+  remoteTips: Map<string, string>,
+  localTips: Map<string, string>,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const [ref, oid] of localTips) {
+    if (!/\/(desired|observed)$/.test(ref)) continue;
+    const remote = remoteTips.get(ref);
+    if (remote === oid) continue;
+    if (!remote || !(await repo.isAncestor(oid, remote))) out.push(ref);
+  }
+  return out;
 }

@@ -52,6 +52,11 @@ export class RunSession {
     return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });
   }
 
+  /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
+  prepare(now: number): void {
+    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, 0);
+  }
+
   /** Takes the lease and creates the run ref in one write; a lost race is NYL-LEASE-HELD's business. */
   async acquire(record: RunRecord, deadlineMs: number, now: number): Promise<boolean> {
     this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, deadlineMs);
@@ -123,10 +128,16 @@ export class RunSession {
   }
 
   /**
-   * Lands the transition: state refs, run ref deleted, lease released, in one write.
-   * Returns the new tips of the state refs.
+   * Lands the transition: state refs, consumed dead run refs deleted or retired to evidence,
+   * this run's ref deleted, lease released, in one write. A dead run that is in fact alive may
+   * move its ref meanwhile (a late checkpoint): then, if the lease is still ours, that ref is
+   * retired as evidence instead and the write retried once. Returns the new state tips.
    */
-  async land(updates: StateUpdate[], now: number, extra: RefUpdate[] = []): Promise<Map<string, string>> {
+  async land(
+    updates: StateUpdate[],
+    now: number,
+    consumed: { id: string; ref: string; tip: string; retire: boolean }[] = [],
+  ): Promise<{ tips: Map<string, string>; late: string[] }> {
     const batch = this.repo.batch();
     const tips = new Map<string, string>();
     const refUpdates: RefUpdate[] = [];
@@ -138,31 +149,77 @@ export class RunSession {
     }
     const lease = this.leaseCommit(
       batch,
-      this.renewed(now, 0, 'released'),
+      this.releasedLease(now),
       `nyl: release lease ${this.state.environment} from ${this.run}`,
     );
     await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      ...refUpdates,
-      ...(this.runTip ? [{ ref: this.runRef, old: this.runTip, new: undefined }] : []),
-      ...extra,
-    ]);
+    const late: string[] = [];
+    const attempt = (list: typeof consumed) => {
+      const dead: RefUpdate[] = [];
+      for (const c of list) {
+        dead.push({ ref: c.ref, old: c.tip, new: undefined });
+        if (c.retire) dead.push({ ref: this.state.refs.evidence(c.id), old: undefined, new: c.tip });
+      }
+      return this.backend.update([
+        { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+        ...refUpdates,
+        ...(this.runTip ? [{ ref: this.runRef, old: this.runTip, new: undefined }] : []),
+        ...dead,
+      ]);
+    };
     this.writes++;
+    let ok = await attempt(consumed);
+    if (!ok && consumed.length) {
+      const fresh = await this.backend.list(this.state.refs.lease.replace(/\/lease$/, ''));
+      if (fresh.get(this.state.refs.lease) === this.leaseTip) {
+        const again = consumed.flatMap((c) => {
+          const tip = fresh.get(c.ref);
+          if (tip === undefined) return [];
+          if (tip !== c.tip) late.push(c.id);
+          // An evidence ref that moved holds a late checkpoint: keep it.
+          if (tip !== c.tip && c.ref === this.state.refs.evidence(c.id)) return [];
+          return [{ ...c, tip, retire: c.retire || tip !== c.tip }];
+        });
+        this.writes++;
+        ok = await attempt(again);
+      }
+    }
     if (!ok) this.lost();
     this.leaseTip = lease;
     this.runTip = undefined;
-    return tips;
+    return { tips, late };
+  }
+
+  /** A broken lease taken over by an importer goes back when no import lands (seed: "puts the broken lease back"). */
+  restoreOnRelease: LeaseDoc | undefined;
+
+  private releasedLease(now: number): LeaseDoc {
+    return this.renewed(now, 0, 'released');
+  }
+
+  /**
+   * After losing the lease: checkpoints still go to this run's own ref (or, once retired, its
+   * evidence ref) with a compare-and-swap on that ref alone. Late checkpoints: evidence, never state.
+   */
+  async salvage(record: RunRecord): Promise<'run' | 'evidence' | 'none'> {
+    if (!this.runTip) return 'none';
+    const batch = this.repo.batch();
+    const run = this.runCommit(batch, record, `nyl: run ${this.run} late checkpoint`);
+    await batch.flush();
+    if (await this.backend.update([{ ref: this.runRef, old: this.runTip, new: run }])) {
+      this.runTip = run;
+      return 'run';
+    }
+    const evidence = this.state.refs.evidence(this.run);
+    if (await this.backend.update([{ ref: evidence, old: this.runTip, new: run }])) return 'evidence';
+    return 'none';
   }
 
   /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
   async finish(record: RunRecord, now: number): Promise<void> {
     const batch = this.repo.batch();
-    const lease = this.leaseCommit(
-      batch,
-      this.renewed(now, 0, 'released'),
-      `nyl: release lease ${this.state.environment} from ${this.run}`,
-    );
+    const doc = this.restoreOnRelease ?? this.releasedLease(now);
+    const lease = this.leaseCommit(batch, doc, `nyl: release lease ${this.state.environment} from ${this.run}`);
     const run = this.runCommit(batch, record, `nyl: run ${this.run} ${record.state}`);
     await batch.flush();
     const ok = await this.backend.update([
@@ -173,5 +230,10 @@ export class RunSession {
     if (!ok) this.lost();
     this.leaseTip = lease;
     this.runTip = run;
+  }
+
+  /** True once this session has taken the lease. */
+  get holding(): boolean {
+    return this.runTip !== undefined;
   }
 }

@@ -1,0 +1,198 @@
+import type { DesiredUnit } from '../resolve/desired.js';
+import type { Selection } from '../resolve/select.js';
+import type { Checkpoint, Condition, LeaseDoc, ObservedUnit } from '../state/documents.js';
+import type { EnvState, RunRefState } from '../state/read.js';
+import { Exit, type Problem, problem } from '../util/errors.js';
+import type { UnitRow } from './report.js';
+
+/** What taking over from dead runs changes, before anything executes. */
+export interface ImportResult {
+  /** Observed documents after the import (changed ones only). */
+  observed: Map<string, ObservedUnit>;
+  rows: Map<string, UnitRow>;
+  imported: string[];
+  /** Units the import marked uncertain. */
+  recovered: string[];
+  /** Dead run refs consumed: deleted, or retired to evidence when an uncertain unit needs them. */
+  consumed: RunRefState[];
+  retire: Set<string>;
+  leaseBroken?: { at: string; by: string; reason: string };
+  problems: Problem[];
+}
+
+export function brokenInfo(lease: LeaseDoc | undefined): ImportResult['leaseBroken'] {
+  return lease?.state === 'broken' && lease.broken ? lease.broken : undefined;
+}
+
+function why(run: RunRefState, lease: LeaseDoc | undefined): string {
+  if (lease?.state === 'broken' && lease.run === run.id) return 'when its lease was broken';
+  if (run.record?.state === 'cancelled') return 'when it was cancelled';
+  return `when it stopped (its deadline ${run.record?.deadline ?? 'unknown'} passed)`;
+}
+
+/**
+ * Takes over from every dead run ref, oldest first, unit by unit (DESIGN §4):
+ * a checkpoint whose key equals the unit's key now is its receipt (`imported`); a unit the
+ * run was executing without a checkpoint is uncertain (`recovered`); a checkpoint with another
+ * key is superseded and, when it recorded effects, makes the unit uncertain. Idempotent, and
+ * never overwrites a result newer than the dead run.
+ */
+export function importRuns(
+  sel: Selection | undefined,
+  state: EnvState,
+  keyOf: (unit: string, uid: string, observed: Map<string, ObservedUnit>) => string | undefined,
+  now: number,
+): ImportResult {
+  const env = state.environment;
+  const at = new Date(now).toISOString();
+  const current = new Map(state.observed);
+  const res: ImportResult = {
+    observed: new Map(),
+    rows: new Map(),
+    imported: [],
+    recovered: [],
+    consumed: [],
+    retire: new Set(),
+    leaseBroken: brokenInfo(state.lease),
+    problems: [],
+  };
+  const set = (o: ObservedUnit) => {
+    current.set(o.name, o);
+    res.observed.set(o.name, o);
+  };
+  const runs = [...state.runs.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  // Units in wave order, so a key computed for a consumer sees the receipts imported upstream.
+  const order = [...(sel?.waves.flat() ?? [])];
+  for (const r of runs)
+    for (const n of [...r.desired.keys(), ...r.checkpoints.keys(), ...(r.record?.executing ?? [])])
+      if (!order.includes(n)) order.push(n);
+
+  for (const run of runs) {
+    res.consumed.push(run);
+    const reasonWhy = why(run, state.lease);
+    for (const name of order) {
+      const cp: Checkpoint | undefined = run.checkpoints.get(name);
+      const d: DesiredUnit | undefined = run.desired.get(name);
+      const executing = run.record?.executing?.includes(name) ?? false;
+      if (!cp && !executing) continue;
+      const prior = current.get(name);
+      // A result newer than this run stays: run ids are time-ordered UUIDv7s.
+      if (prior && prior.lastRun > run.id) continue;
+      const uid = prior?.uid ?? d?.uid ?? cp?.uid;
+      if (!uid) continue;
+      const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? 'Command';
+      const base: ObservedUnit = {
+        schema: 'nyl.observed-unit/v1',
+        name,
+        kind,
+        uid,
+        receipt: prior?.receipt,
+        lastRun: run.id,
+      };
+      const uncertain = (reason: string, checkpointed: boolean) => {
+        const condition: Condition = { state: 'uncertain', reason, run: run.id, since: at };
+        if (checkpointed) condition.checkpointed = true;
+        set({ ...base, condition });
+        res.rows.set(name, { unit: name, kind, result: 'uncertain', detail: reason });
+        if (!res.recovered.includes(name)) res.recovered.push(name);
+        res.retire.add(run.id);
+      };
+      if (!cp) {
+        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
+        continue;
+      }
+      const key = keyOf(name, uid, current);
+      if (cp.result === 'uncertain') {
+        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
+        continue;
+      }
+      if (key !== undefined && cp.executionKey !== key) {
+        res.problems.push(
+          problem(
+            'NYL-RUN-SUPERSEDED',
+            `run ${run.id} checkpointed ${name} with execution key ${cp.executionKey}, which is not its key now (${key})`,
+            {
+              severity: 'warning',
+              subject: name,
+              exit: cp.result === 'succeeded' ? Exit.uncertain : Exit.ok,
+              fix:
+                cp.result === 'succeeded'
+                  ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name} --retry --reason <text>\``
+                  : 'nothing to do: a failed execution claims no effect',
+            },
+          ),
+        );
+        // A failure claims no effect; a success of another document did change something.
+        if (cp.result === 'succeeded')
+          uncertain(`run ${run.id} applied a superseded desired document (NYL-RUN-SUPERSEDED)`, true);
+        continue;
+      }
+      if (cp.result === 'failed') {
+        const reason = cp.reason ?? `run ${run.id} failed it`;
+        set({
+          ...base,
+          condition: {
+            state: 'failed',
+            reason,
+            run: run.id,
+            since: cp.at,
+            retryable: cp.retryable,
+            exitCode: cp.exitCode,
+          },
+        });
+        res.rows.set(name, { unit: name, kind, result: 'failed', detail: reason, run: run.id });
+        continue;
+      }
+      set({
+        ...base,
+        condition: undefined,
+        receipt: {
+          executionKey: cp.executionKey,
+          uid,
+          run: run.id,
+          at: cp.at,
+          outputs: cp.outputs ?? {},
+          artifacts: cp.artifacts ?? {},
+        },
+      });
+      res.rows.set(name, {
+        unit: name,
+        kind,
+        result: 'imported',
+        detail: '',
+        executionKey: cp.executionKey,
+        run: run.id,
+      });
+      if (!res.imported.includes(name)) res.imported.push(name);
+      res.recovered = res.recovered.filter((n) => n !== name);
+    }
+  }
+  // Only runs whose checkpoints an uncertain unit still needs are kept, as evidence.
+  for (const id of [...res.retire])
+    if (![...current.values()].some((o) => o.condition?.state === 'uncertain' && o.condition.run === id))
+      res.retire.delete(id);
+  return res;
+}
+
+/** Checkpoints that arrived on evidence refs after their run was marked uncertain. */
+export function lateCheckpoints(state: EnvState): Problem[] {
+  const out: Problem[] = [];
+  for (const ev of state.evidence.values())
+    for (const [name, cp] of ev.checkpoints) {
+      const c = state.observed.get(name)?.condition;
+      if (c?.state !== 'uncertain' || c.run !== ev.id || c.checkpointed) continue;
+      out.push(
+        problem(
+          'NYL-RUN-LATE-CHECKPOINT',
+          `run ${ev.id} checkpointed ${name} (${cp.result}) after it was marked uncertain; the checkpoint is kept as evidence and does not clear the condition`,
+          {
+            severity: 'warning',
+            subject: name,
+            exit: Exit.uncertain,
+            fix: `if that execution is the one you want, adopt it: \`nyl recover -e ${state.environment} --unit ${name} --accept ${ev.id} --reason <text>\``,
+          },
+        ),
+      );
+    }
+  return out;
+}

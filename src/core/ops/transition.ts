@@ -1,0 +1,89 @@
+import type { GitRepo, TreeFiles } from '../git/repo.js';
+import { type DesiredUnit, resolveUnit } from '../resolve/desired.js';
+import type { Selection } from '../resolve/select.js';
+import { FILES, type ObservedUnit } from '../state/documents.js';
+import type { EnvState } from '../state/read.js';
+import { prettyJson } from '../util/canonical.js';
+import type { UnitRow } from './report.js';
+import type { ImportResult } from './takeover.js';
+
+/** The desired ref's tree: the resolution's waves and one document per unit. */
+export function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>, state: EnvState): TreeFiles {
+  const files: TreeFiles = new Map();
+  files.set(
+    FILES.environment,
+    Buffer.from(prettyJson({ schema: 'nyl.environment/v1', environment: sel.environment, waves: sel.waves })),
+  );
+  for (const name of sel.units.keys()) {
+    const d = docs.get(name);
+    const old = state.desiredFiles.get(FILES.unit(name));
+    // A unit that could not be resolved this time keeps the document it had.
+    if (d) files.set(FILES.unit(name), Buffer.from(prettyJson(d)));
+    else if (old) files.set(FILES.unit(name), { oid: old });
+  }
+  return files;
+}
+
+/** The observed ref's tree: every document kept, the changed ones replaced. */
+export function observedFiles(state: EnvState, changed: Map<string, ObservedUnit>): TreeFiles {
+  const files: TreeFiles = new Map();
+  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
+  for (const [name, o] of changed) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
+  return files;
+}
+
+export function sameFiles(repo: GitRepo, files: TreeFiles, old: Map<string, string>): boolean {
+  if (files.size !== old.size) return false;
+  const batch = repo.batch();
+  for (const [p, c] of files) {
+    const oid = Buffer.isBuffer(c) ? batch.add('blob', c) : c.oid;
+    if (old.get(p) !== oid) return false;
+  }
+  return true;
+}
+
+/** The key a unit has in the current resolution, given the outputs observed so far. */
+export function keyResolver(sel: Selection) {
+  return (unit: string, uid: string, observed: Map<string, ObservedUnit>): string | undefined => {
+    const u = sel.units.get(unit);
+    if (!u) return undefined;
+    try {
+      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** The `units:` entries of a transition message: every unit whose result is not `current`. */
+export function messageUnits(rows: UnitRow[], run: string | undefined): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const r of rows) {
+    if (r.result === 'current') continue;
+    const v: Record<string, unknown> = { result: r.result };
+    if (r.executionKey) v.executionKey = r.executionKey;
+    if (r.result !== 'executed' && r.result !== 'recovered' && r.result !== 'imported' && r.detail) v.reason = r.detail;
+    if (r.run && r.run !== run) v.run = r.run;
+    out.set(r.unit, v);
+  }
+  return out;
+}
+
+/** `recovered`: units taken over as uncertain, and uncertain units a converge policy ran again. */
+export function importLists(imp: ImportResult | undefined, rows: UnitRow[] = []): [string, string[]][] {
+  const recovered = [...(imp?.recovered ?? [])];
+  for (const r of rows) if (r.result === 'recovered' && !recovered.includes(r.unit)) recovered.push(r.unit);
+  return [
+    ['recovered', recovered],
+    ['imported', imp?.imported ?? []],
+  ];
+}
+
+export function consumedRefs(imp: ImportResult | undefined) {
+  return (imp?.consumed ?? []).map((r) => ({
+    id: r.id,
+    ref: r.ref,
+    tip: r.tip,
+    retire: imp?.retire.has(r.id) ?? false,
+  }));
+}

@@ -27238,6 +27238,7 @@ function runScript(opts) {
     const finish = (exitCode, signal) => {
       if (done) return;
       done = true;
+      if ((timedOut || cancelled) && child.pid) killGroup(child.pid, "SIGKILL");
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       unsubscribe?.();
@@ -27317,6 +27318,7 @@ var FILES = {
   run: "run.json",
   environment: "environment.json",
   unit: (name2) => `units/${name2}.json`,
+  log: (name2) => `logs/${name2}.txt`,
   runDesired: (name2) => `units/${name2}/desired.json`,
   runCheckpoint: (name2) => `units/${name2}/checkpoint.json`,
   runLog: (name2) => `units/${name2}/log.txt`
@@ -27458,8 +27460,8 @@ function scanReferences(text) {
   return { refs, bad };
 }
 function referenceVariable(ref) {
-  const clean2 = (s) => s.replace(/[^A-Za-z0-9]/g, "_").toUpperCase();
-  return `NYL_INPUT_${clean2(ref.unit)}__${clean2(ref.key)}`;
+  const enc = (s) => s.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return `NYL_INPUT_${enc(ref.unit)}__${enc(ref.key)}`;
 }
 function shellSafeScript(script) {
   let out = "";
@@ -27480,6 +27482,13 @@ function shellSafeScript(script) {
           continue;
         }
       }
+    }
+    if (ch === "#" && !inSingle && !inDouble && (i === 0 || /\s|;/.test(script[i - 1]))) {
+      const nl = script.indexOf("\n", i);
+      const end = nl < 0 ? script.length : nl;
+      out += script.slice(i, end);
+      i = end;
+      continue;
     }
     if (ch === "\\" && !inSingle) {
       out += script.slice(i, i + 2);
@@ -27651,7 +27660,7 @@ function parseFile(file2, source, cfg, problems) {
     };
     if (data.kind === "Environment") {
       if (!dup(cfg.environments.get(data.name)?.at, "environment"))
-        cfg.environments.set(data.name, { doc: data, at });
+        cfg.environments.set(data.name, { doc: data, at, lineAt: (p) => locate(doc, lc, p) });
     } else if (data.kind === "EnvironmentGroup") {
       if (!dup(cfg.groups.get(data.name)?.at, "environment group"))
         cfg.groups.set(data.name, { doc: data, at });
@@ -27684,7 +27693,7 @@ function parseFile(file2, source, cfg, problems) {
         if (item) return { line: lineOf(lc, item.range?.[0]), field: "needs" };
         return refAt.get(dep) ?? { line: docLine, field: "spec" };
       };
-      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt });
+      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt, lineAt: (p) => locate(doc, lc, p) });
     }
   }
 }
@@ -27741,7 +27750,7 @@ function issueProblem(file2, doc, lc, what, issue2, schema) {
   }
   const line = locate(doc, lc, path);
   const subject = `${file2}:${line} ${field || "(document)"}`;
-  if (issue2.code === "invalid_type" && issue2.input === void 0) {
+  if (issue2.code === "invalid_type" && doc.getIn(path) === void 0 && !doc.hasIn(path)) {
     return problem("NYL-CONFIG-INVALID", `${what}: required field ${field} is missing`, {
       subject,
       fix: `add ${field} to the ${what.split(" ")[0]} document`
@@ -27790,12 +27799,22 @@ function checkReferences(cfg, problems) {
         })
       );
   }
+  for (const [name2, u] of cfg.units)
+    (u.doc.environments ?? []).forEach((env, i) => {
+      if (cfg.environments.has(env) || cfg.groups.has(env)) return;
+      problems.push(
+        problem("NYL-CONFIG-REFERENCE", `${u.doc.kind} ${name2}: environments names ${env}, which is neither an Environment nor an EnvironmentGroup`, {
+          subject: `${u.at.file}:${u.lineAt(["environments", i])} environments`,
+          fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(", ") || "(none defined)"}, or define ${env}`
+        })
+      );
+    });
   for (const [name2, e] of cfg.environments) {
     const g = e.doc.group;
     if (g && !cfg.groups.has(g))
       problems.push(
         problem("NYL-CONFIG-REFERENCE", `Environment ${name2}: group ${g} is not defined`, {
-          subject: `${e.at.file}:${e.at.line} group`,
+          subject: `${e.at.file}:${e.lineAt(["group"])} group`,
           fix: `add a document \`kind: EnvironmentGroup\` named ${g}, or remove group`
         })
       );
@@ -28350,6 +28369,7 @@ async function readEnvironment(repo, backend, prefix, environment) {
     observed: /* @__PURE__ */ new Map(),
     observedFiles: /* @__PURE__ */ new Map(),
     desiredFiles: /* @__PURE__ */ new Map(),
+    desiredUids: /* @__PURE__ */ new Map(),
     runs: /* @__PURE__ */ new Map(),
     evidence: /* @__PURE__ */ new Map()
   };
@@ -28372,6 +28392,14 @@ async function readEnvironment(repo, backend, prefix, environment) {
     const doc = JSON.parse(b.toString("utf8"));
     state.observed.set(doc.name, doc);
   });
+  const unobserved = [...desiredFiles2].filter(
+    ([p]) => /^units\/[^/]+\.json$/.test(p) && !state.observed.has(p.slice(6, -5))
+  );
+  const docs = await repo.readBlobs(unobserved.map(([, oid]) => oid));
+  for (const b of docs) {
+    const d = JSON.parse(b.toString("utf8"));
+    state.desiredUids.set(d.name, d.uid);
+  }
   for (const r of runStates) state.runs.set(r.id, r);
   for (const r of evidenceStates) state.evidence.set(r.id, r);
   return state;
@@ -28762,8 +28790,15 @@ var commandDriver = {
           log,
           durationMs: r.durationMs
         };
+      if (r.exitCode === null)
+        return {
+          status: "uncertain",
+          reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
+          log,
+          durationMs: r.durationMs
+        };
       if (r.exitCode !== 0) {
-        const how = r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+        const how = `exited with ${r.exitCode}`;
         const tail = lastLines(log, REASON_LINES);
         return {
           status: "failed",
@@ -28777,7 +28812,7 @@ var commandDriver = {
       const text = await readFile(outFile, "utf8").catch(() => "");
       const parsed = parseOutputFile(text);
       if (parsed.error)
-        return { status: "failed", reason: parsed.error, retryable: true, log, durationMs: r.durationMs };
+        return { status: "failed", reason: ctx.mask(parsed.error), retryable: true, log, durationMs: r.durationMs };
       return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -28846,7 +28881,11 @@ function uuid72(now = Date.now()) {
 
 // src/core/ops/evaluate.ts
 function uidFor(state, name2) {
-  return state.observed.get(name2)?.uid ?? uuid72();
+  const known = state.observed.get(name2)?.uid ?? state.desiredUids.get(name2);
+  if (known) return known;
+  const uid = uuid72();
+  state.desiredUids.set(name2, uid);
+  return uid;
 }
 function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
   const u = sel.units.get(name2);
@@ -28951,6 +28990,10 @@ async function plan(ctx, opts) {
 }
 
 // src/core/state/run-session.ts
+function runSubject(run, r) {
+  if (r.phase === "wave" && r.wave !== void 0) return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(", ")}`;
+  return `nyl: run ${run} ${r.phase === "finished" ? r.state : r.phase}`;
+}
 var RunSession = class {
   constructor(repo, backend, state, run, operation, holder, author) {
     this.repo = repo;
@@ -28999,7 +29042,7 @@ var RunSession = class {
       this.lease,
       `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`
     );
-    const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.phase}`);
+    const run = this.runCommit(batch, record2, runSubject(this.run, record2));
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
@@ -29041,11 +29084,7 @@ var RunSession = class {
       this.renewed(now, deadlineMs),
       `nyl: renew lease ${this.state.environment} for ${this.run}`
     );
-    const run = this.runCommit(
-      batch,
-      record2,
-      `nyl: run ${this.run} ${record2.phase}${record2.wave !== void 0 ? ` wave ${record2.wave + 1}` : ""}`
-    );
+    const run = this.runCommit(batch, record2, runSubject(this.run, record2));
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
@@ -29393,10 +29432,11 @@ function desiredFiles(sel, docs, state) {
   }
   return files;
 }
-function observedFiles(state, changed) {
+function observedFiles(state, changed, logs = /* @__PURE__ */ new Map()) {
   const files = /* @__PURE__ */ new Map();
   for (const [p, oid] of state.observedFiles) files.set(p, { oid });
   for (const [name2, o] of changed) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
+  for (const [name2, log] of logs) files.set(FILES.log(name2), Buffer.from(log));
   return files;
 }
 function sameFiles(repo, files, old) {
@@ -29498,6 +29538,7 @@ async function reconcile(ctx, opts) {
   const mask = secretMasker();
   const outcomes = /* @__PURE__ */ new Map();
   const newOutputs = /* @__PURE__ */ new Map();
+  const logs = /* @__PURE__ */ new Map();
   let acquired = false;
   let pendingCheckpoints = [];
   const stage = () => {
@@ -29596,6 +29637,7 @@ async function reconcile(ctx, opts) {
         if (result.status === "succeeded") newOutputs.set(t.name, result.outputs);
         pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
         session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
+        logs.set(t.name, result.log);
         ctx.onEvent({
           type: "unit-finish",
           unit: t.name,
@@ -29660,7 +29702,8 @@ async function reconcile(ctx, opts) {
     });
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
-    updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed), message });
+    if (changed.size || takeover)
+      updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed, logs), message });
     crashPoint("before-transition");
     const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
     crashPoint("after-transition");
@@ -29683,7 +29726,7 @@ async function reconcile(ctx, opts) {
       run,
       rows,
       landed.tips.get(state.refs.desired),
-      landed.tips.get(state.refs.observed),
+      landed.tips.get(state.refs.observed) ?? state.tips.observed,
       problems
     );
   } catch (e) {
@@ -30297,7 +30340,7 @@ function progressReporter(stream, enabled) {
     const now = Date.now();
     const parts = [...running].map(([u, t]) => `${u} ${formatDuration(Math.floor((now - t) / 1e3) * 1e3)}`);
     const text = `running ${running.size}: ${parts.join(", ")}`;
-    const width = stream.columns ?? 100;
+    const width = stream.columns || 100;
     stream.write(text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text);
   };
   return {

@@ -24,7 +24,7 @@ export function progressReporter(
     const now = Date.now();
     const parts = [...running].map(([u, t]) => `${u} ${formatDuration(Math.floor((now - t) / 1000) * 1000)}`);
     const text = `running ${running.size}: ${parts.join(', ')}`;
-    const width = stream.columns ?? 100;
+    const width = stream.columns || 100;
     stream.write(text.length > width - 1 ? `${text.slice(0, width - 2)}…` : text);
   };
   return {

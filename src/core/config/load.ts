@@ -36,13 +36,15 @@ export interface UnitConfig {
   deps: string[];
   /** Where a dependency is named (a needs entry or a reference), for messages. */
   depAt: (dep: string) => { line: number; field: string };
+  /** Line of a field of the document, for messages. */
+  lineAt: (path: (string | number)[]) => number;
 }
 
 export interface Config {
   /** Commit the configuration was read from. */
   source: string;
   files: string[];
-  environments: Map<string, { doc: EnvironmentDoc; at: Location }>;
+  environments: Map<string, { doc: EnvironmentDoc; at: Location; lineAt: (path: (string | number)[]) => number }>;
   groups: Map<string, { doc: EnvironmentGroupDoc; at: Location }>;
   units: Map<string, UnitConfig>;
 }
@@ -215,7 +217,7 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
     };
     if (data.kind === 'Environment') {
       if (!dup(cfg.environments.get(data.name)?.at, 'environment'))
-        cfg.environments.set(data.name, { doc: data as EnvironmentDoc, at });
+        cfg.environments.set(data.name, { doc: data as EnvironmentDoc, at, lineAt: (p) => locate(doc, lc, p) });
     } else if (data.kind === 'EnvironmentGroup') {
       if (!dup(cfg.groups.get(data.name)?.at, 'environment group'))
         cfg.groups.set(data.name, { doc: data as EnvironmentGroupDoc, at });
@@ -250,7 +252,7 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
         if (item) return { line: lineOf(lc, item.range?.[0]), field: 'needs' };
         return refAt.get(dep) ?? { line: docLine, field: 'spec' };
       };
-      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt });
+      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt, lineAt: (p) => locate(doc, lc, p) });
     }
   }
 }
@@ -323,7 +325,7 @@ function issueProblem(
   }
   const line = locate(doc, lc, path);
   const subject = `${file}:${line} ${field || '(document)'}`;
-  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) {
+  if (issue.code === 'invalid_type' && doc.getIn(path) === undefined && !doc.hasIn(path)) {
     return problem('NYL-CONFIG-INVALID', `${what}: required field ${field} is missing`, {
       subject,
       fix: `add ${field} to the ${what.split(' ')[0]} document`,
@@ -375,12 +377,23 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
         }),
       );
   }
+  // A misspelt environment would silently drop the unit everywhere: names must exist.
+  for (const [name, u] of cfg.units)
+    (u.doc.environments ?? []).forEach((env, i) => {
+      if (cfg.environments.has(env) || cfg.groups.has(env)) return;
+      problems.push(
+        problem('NYL-CONFIG-REFERENCE', `${u.doc.kind} ${name}: environments names ${env}, which is neither an Environment nor an EnvironmentGroup`, {
+          subject: `${u.at.file}:${u.lineAt(['environments', i])} environments`,
+          fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(', ') || '(none defined)'}, or define ${env}`,
+        }),
+      );
+    });
   for (const [name, e] of cfg.environments) {
     const g = e.doc.group;
     if (g && !cfg.groups.has(g))
       problems.push(
         problem('NYL-CONFIG-REFERENCE', `Environment ${name}: group ${g} is not defined`, {
-          subject: `${e.at.file}:${e.at.line} group`,
+          subject: `${e.at.file}:${e.lineAt(['group'])} group`,
           fix: `add a document \`kind: EnvironmentGroup\` named ${g}, or remove group`,
         }),
       );

@@ -22,10 +22,14 @@ export function scanReferences(text: string): ScanResult {
   return { refs, bad };
 }
 
-/** Environment variable that carries a reference's value into a shell script. */
+/**
+ * Environment variable that carries a reference's value into a shell script. Letters and digits
+ * stay; every other character becomes `_` and two hex digits, so distinct references never share
+ * a variable and `__` can only be the separator.
+ */
 export function referenceVariable(ref: { unit: string; key: string }): string {
-  const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, '_').toUpperCase();
-  return `NYL_INPUT_${clean(ref.unit)}__${clean(ref.key)}`;
+  const enc = (s: string) => s.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return `NYL_INPUT_${enc(ref.unit)}__${enc(ref.key)}`;
 }
 
 /**
@@ -53,6 +57,14 @@ export function shellSafeScript(script: string): string {
           continue;
         }
       }
+    }
+    // A comment (`#` starting a word outside quotes) runs to the end of the line: its quotes do not count.
+    if (ch === '#' && !inSingle && !inDouble && (i === 0 || /\s|;/.test(script[i - 1] as string))) {
+      const nl = script.indexOf('\n', i);
+      const end = nl < 0 ? script.length : nl;
+      out += script.slice(i, end);
+      i = end;
+      continue;
     }
     if (ch === '\\' && !inSingle) {
       out += script.slice(i, i + 2);

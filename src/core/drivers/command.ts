@@ -106,8 +106,16 @@ export const commandDriver: Driver = {
           log,
           durationMs: r.durationMs,
         };
+      // Killed by a signal Nyl did not send (the OOM killer, an operator): its effects are unknown.
+      if (r.exitCode === null)
+        return {
+          status: 'uncertain',
+          reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
+          log,
+          durationMs: r.durationMs,
+        };
       if (r.exitCode !== 0) {
-        const how = r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+        const how = `exited with ${r.exitCode}`;
         const tail = lastLines(log, REASON_LINES);
         return {
           status: 'failed',
@@ -121,7 +129,7 @@ export const commandDriver: Driver = {
       const text = await readFile(outFile, 'utf8').catch(() => '');
       const parsed = parseOutputFile(text);
       if (parsed.error)
-        return { status: 'failed', reason: parsed.error, retryable: true, log, durationMs: r.durationMs };
+        return { status: 'failed', reason: ctx.mask(parsed.error), retryable: true, log, durationMs: r.durationMs };
       return { status: 'succeeded', outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
     } finally {
       await rm(dir, { recursive: true, force: true });

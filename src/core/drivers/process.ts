@@ -85,6 +85,8 @@ export function runScript(opts: ProcessOptions): Promise<ProcessResult> {
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
       if (done) return;
       done = true;
+      // Stopped by us: what the script left running in its group goes too.
+      if ((timedOut || cancelled) && child.pid) killGroup(child.pid, 'SIGKILL');
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       unsubscribe?.();

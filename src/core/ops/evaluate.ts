@@ -26,7 +26,12 @@ export interface EvaluatedUnit {
 }
 
 export function uidFor(state: EnvState, name: string): string {
-  return state.observed.get(name)?.uid ?? uuid7();
+  const known = state.observed.get(name)?.uid ?? state.desiredUids.get(name);
+  if (known) return known;
+  // A unit's uid is created once, the first time it is resolved, and kept from then on.
+  const uid = uuid7();
+  state.desiredUids.set(name, uid);
+  return uid;
 }
 
 /** Resolves one unit against outputs known so far and decides what to do with it. */

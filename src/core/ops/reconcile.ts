@@ -98,6 +98,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   const mask = secretMasker();
   const outcomes = new Map<string, Outcome>();
   const newOutputs = new Map<string, Record<string, string>>();
+  const logs = new Map<string, string>();
   let acquired = false;
   let pendingCheckpoints: Checkpoint[] = [];
   const stage = () => {
@@ -204,6 +205,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
         if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);
         pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
         session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
+        logs.set(t.name, result.log);
         ctx.onEvent({
           type: 'unit-finish',
           unit: t.name,
@@ -276,7 +278,9 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     });
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
-    updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed), message });
+    // Observed changes only with a result (or an import, which records a lease break even when empty).
+    if (changed.size || takeover)
+      updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed, logs), message });
     crashPoint('before-transition');
     const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
     crashPoint('after-transition');
@@ -299,7 +303,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
       run,
       rows,
       landed.tips.get(state.refs.desired),
-      landed.tips.get(state.refs.observed),
+      landed.tips.get(state.refs.observed) ?? state.tips.observed,
       problems,
     );
   } catch (e) {

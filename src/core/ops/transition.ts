@@ -24,11 +24,19 @@ export function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>, sta
   return files;
 }
 
-/** The observed ref's tree: every document kept, the changed ones replaced. */
-export function observedFiles(state: EnvState, changed: Map<string, ObservedUnit>): TreeFiles {
+/**
+ * The observed ref's tree: every document kept, the changed ones replaced, and the log tail of
+ * each unit's last execution (so it outlives the run ref, in history).
+ */
+export function observedFiles(
+  state: EnvState,
+  changed: Map<string, ObservedUnit>,
+  logs: Map<string, string> = new Map(),
+): TreeFiles {
   const files: TreeFiles = new Map();
   for (const [p, oid] of state.observedFiles) files.set(p, { oid });
   for (const [name, o] of changed) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
+  for (const [name, log] of logs) files.set(FILES.log(name), Buffer.from(log));
   return files;
 }
 

@@ -102,6 +102,7 @@ export const FILES = {
   run: 'run.json',
   environment: 'environment.json',
   unit: (name: string) => `units/${name}.json`,
+  log: (name: string) => `logs/${name}.txt`,
   runDesired: (name: string) => `units/${name}/desired.json`,
   runCheckpoint: (name: string) => `units/${name}/checkpoint.json`,
   runLog: (name: string) => `units/${name}/log.txt`,

@@ -49,6 +49,8 @@ export interface EnvState {
   observedFiles: Map<string, string>;
   /** Blob of every desired file by path (documents are compared by object id). */
   desiredFiles: Map<string, string>;
+  /** uids of units resolved before but never observed (so a unit keeps its uid until it executes). */
+  desiredUids: Map<string, string>;
   runs: Map<string, RunRefState>;
   evidence: Map<string, RunRefState>;
 }
@@ -114,6 +116,7 @@ export async function readEnvironment(
     observed: new Map(),
     observedFiles: new Map(),
     desiredFiles: new Map(),
+    desiredUids: new Map(),
     runs: new Map(),
     evidence: new Map(),
   };
@@ -136,6 +139,14 @@ export async function readEnvironment(
     const doc = JSON.parse(b.toString('utf8')) as ObservedUnit;
     state.observed.set(doc.name, doc);
   });
+  const unobserved = [...desiredFiles].filter(
+    ([p]) => /^units\/[^/]+\.json$/.test(p) && !state.observed.has(p.slice(6, -5)),
+  );
+  const docs = await repo.readBlobs(unobserved.map(([, oid]) => oid));
+  for (const b of docs) {
+    const d = JSON.parse(b.toString('utf8')) as DesiredUnit;
+    state.desiredUids.set(d.name, d.uid);
+  }
   for (const r of runStates) state.runs.set(r.id, r);
   for (const r of evidenceStates) state.evidence.set(r.id, r);
   return state;

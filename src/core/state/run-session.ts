@@ -7,6 +7,11 @@ import { FILES, type Holder, type LeaseDoc, type RunRecord } from './documents.j
 import { newLease } from './lease.js';
 import type { EnvState } from './read.js';
 
+function runSubject(run: string, r: RunRecord): string {
+  if (r.phase === 'wave' && r.wave !== undefined) return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(', ')}`;
+  return `nyl: run ${run} ${r.phase === 'finished' ? r.state : r.phase}`;
+}
+
 export interface StateUpdate {
   ref: string;
   old: string | undefined;
@@ -66,7 +71,7 @@ export class RunSession {
       this.lease,
       `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`,
     );
-    const run = this.runCommit(batch, record, `nyl: run ${this.run} ${record.phase}`);
+    const run = this.runCommit(batch, record, runSubject(this.run, record));
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
@@ -111,11 +116,7 @@ export class RunSession {
       this.renewed(now, deadlineMs),
       `nyl: renew lease ${this.state.environment} for ${this.run}`,
     );
-    const run = this.runCommit(
-      batch,
-      record,
-      `nyl: run ${this.run} ${record.phase}${record.wave !== undefined ? ` wave ${record.wave + 1}` : ''}`,
-    );
+    const run = this.runCommit(batch, record, runSubject(this.run, record));
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },

@@ -27159,6 +27159,7 @@ var CommandSpecSchema = external_exports.strictObject({
   idempotent: external_exports.boolean().optional().describe("true: safe to run again (converge recovery policy)"),
   check: external_exports.string().min(1).optional().describe("verify: exit 0 in sync, 2 drifted (stdout is the detail), else unknown"),
   inspect: external_exports.string().min(1).optional().describe("recovery: exit 0 applied, 2 not applied, else unknown"),
+  retryable: external_exports.boolean().optional().describe("false: a failure waits for `nyl recover --retry` instead of running again (default true)"),
   destroy: external_exports.string().min(1).optional().describe("teardown script")
 });
 var CommandSchema = external_exports.strictObject({
@@ -27803,10 +27804,14 @@ function checkReferences(cfg, problems) {
     (u.doc.environments ?? []).forEach((env, i) => {
       if (cfg.environments.has(env) || cfg.groups.has(env)) return;
       problems.push(
-        problem("NYL-CONFIG-REFERENCE", `${u.doc.kind} ${name2}: environments names ${env}, which is neither an Environment nor an EnvironmentGroup`, {
-          subject: `${u.at.file}:${u.lineAt(["environments", i])} environments`,
-          fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(", ") || "(none defined)"}, or define ${env}`
-        })
+        problem(
+          "NYL-CONFIG-REFERENCE",
+          `${u.doc.kind} ${name2}: environments names ${env}, which is neither an Environment nor an EnvironmentGroup`,
+          {
+            subject: `${u.at.file}:${u.lineAt(["environments", i])} environments`,
+            fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(", ") || "(none defined)"}, or define ${env}`
+          }
+        )
       );
     });
   for (const [name2, e] of cfg.environments) {
@@ -28689,10 +28694,12 @@ function decide(desired, observed, policy) {
   const c = observed?.condition;
   if (c?.state === "uncertain") {
     if (policy === "converge") return { action: "execute", why: "recover" };
+    if (policy === "inspect") return { action: "inspect" };
     return { action: "wait", state: "uncertain", reason: c.reason };
   }
   if (c?.state === "failed") {
     if (c.retryable !== false) return { action: "execute", why: "retry" };
+    if (c.executionKey && c.executionKey !== desired.executionKey) return { action: "execute", why: "changed" };
     return { action: "wait", state: "failed", reason: c.reason };
   }
   if (!observed?.receipt) return { action: "execute", why: "new" };
@@ -28755,6 +28762,23 @@ function unitEnv(ctx, output2) {
   }
   return env;
 }
+async function runUnitScript(ctx, script) {
+  const dir = await mkdtemp(join(tmpdir(), "nyl-out-"));
+  const outFile = join(dir, "output");
+  try {
+    const r = await runScript({
+      script: shellSafeScript(script),
+      cwd: ctx.cwd,
+      env: unitEnv(ctx, outFile),
+      timeoutMs: ctx.timeoutMs,
+      cancellation: ctx.cancellation
+    });
+    const text = await readFile(outFile, "utf8").catch(() => "");
+    return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(text) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 var commandDriver = {
   kind: "Command",
   policy(unit) {
@@ -28765,58 +28789,54 @@ var commandDriver = {
   },
   async execute(ctx) {
     const spec = ctx.unit.spec;
-    const dir = await mkdtemp(join(tmpdir(), "nyl-out-"));
-    const outFile = join(dir, "output");
-    try {
-      const r = await runScript({
-        script: shellSafeScript(spec.run),
-        cwd: ctx.cwd,
-        env: unitEnv(ctx, outFile),
-        timeoutMs: ctx.timeoutMs,
-        cancellation: ctx.cancellation
-      });
-      const log = ctx.mask(r.tail);
-      if (r.timedOut)
-        return {
-          status: "uncertain",
-          reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
-          log,
-          durationMs: r.durationMs
-        };
-      if (r.cancelled)
-        return {
-          status: "uncertain",
-          reason: `run ${ctx.run} was cancelled while executing it`,
-          log,
-          durationMs: r.durationMs
-        };
-      if (r.exitCode === null)
-        return {
-          status: "uncertain",
-          reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
-          log,
-          durationMs: r.durationMs
-        };
-      if (r.exitCode !== 0) {
-        const how = `exited with ${r.exitCode}`;
-        const tail = lastLines(log, REASON_LINES);
-        return {
-          status: "failed",
-          reason: tail ? `${how}: ${tail}` : how,
-          exitCode: r.exitCode ?? void 0,
-          retryable: true,
-          log,
-          durationMs: r.durationMs
-        };
-      }
-      const text = await readFile(outFile, "utf8").catch(() => "");
-      const parsed = parseOutputFile(text);
-      if (parsed.error)
-        return { status: "failed", reason: ctx.mask(parsed.error), retryable: true, log, durationMs: r.durationMs };
-      return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+    const { r, log, parsed } = await runUnitScript(ctx, spec.run);
+    const durationMs = r.durationMs;
+    if (r.timedOut)
+      return {
+        status: "uncertain",
+        reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
+        log,
+        durationMs
+      };
+    if (r.cancelled)
+      return { status: "uncertain", reason: `run ${ctx.run} was cancelled while executing it`, log, durationMs };
+    if (r.exitCode === null)
+      return {
+        status: "uncertain",
+        reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
+        log,
+        durationMs
+      };
+    const retryable = spec.retryable !== false;
+    if (r.exitCode !== 0) {
+      const tail = lastLines(log, REASON_LINES);
+      const how = `exited with ${r.exitCode}`;
+      return {
+        status: "failed",
+        reason: tail ? `${how}: ${tail}` : how,
+        exitCode: r.exitCode,
+        retryable,
+        log,
+        durationMs
+      };
     }
+    if (parsed.error) return { status: "failed", reason: ctx.mask(parsed.error), retryable, log, durationMs };
+    return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs };
+  },
+  /** `spec.inspect`: exit 0 applied (its NYL_OUTPUT lines are the outputs), 2 not applied, else unknown. */
+  async inspect(ctx) {
+    const spec = ctx.unit.spec;
+    if (!spec.inspect) return { status: "unknown", reason: "the unit has no spec.inspect", log: "" };
+    const { r, log, parsed } = await runUnitScript(ctx, spec.inspect);
+    if (r.exitCode === 0 && !parsed.error) return { status: "applied", outputs: parsed.outputs, artifacts: {}, log };
+    if (r.exitCode === 2) return { status: "not-applied", log };
+    const how = r.timedOut ? "timed out" : r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+    const tail = lastLines(log, REASON_LINES);
+    return {
+      status: "unknown",
+      reason: `inspect ${how}${parsed.error ? ` (${ctx.mask(parsed.error)})` : ""}${tail ? `: ${tail}` : ""}`,
+      log
+    };
   }
 };
 
@@ -28931,7 +28951,7 @@ function evaluateAll(sel, state) {
           name2,
           (d) => {
             const e = out.get(d)?.evaluation;
-            return e?.action === "pending" ? { action: "execute", why: "changed" } : e;
+            return e?.action === "pending" || e?.action === "inspect" ? { action: "execute", why: "changed" } : e;
           },
           (d) => state.observed.get(d)?.receipt?.outputs,
           uidFor(state, name2)
@@ -28964,6 +28984,13 @@ async function plan(ctx, opts) {
       case "blocked":
         rows.push({ ...row, result: "blocked", detail: ev.reason });
         break;
+      case "inspect":
+        rows.push({
+          ...row,
+          result: "inspect",
+          detail: "uncertain; asks its driver whether it was applied, executes if not"
+        });
+        break;
       case "invalid":
         rows.push({ ...row, result: "failed", detail: ev.reason });
         break;
@@ -28991,7 +29018,8 @@ async function plan(ctx, opts) {
 
 // src/core/state/run-session.ts
 function runSubject(run, r) {
-  if (r.phase === "wave" && r.wave !== void 0) return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(", ")}`;
+  if (r.phase === "wave" && r.wave !== void 0)
+    return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(", ")}`;
   return `nyl: run ${run} ${r.phase === "finished" ? r.state : r.phase}`;
 }
 var RunSession = class {
@@ -29509,9 +29537,7 @@ async function reconcile(ctx, opts) {
   const pre = evaluateAll(sel, state);
   const preDesired = /* @__PURE__ */ new Map();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
-  const anyExecute = [...pre.values()].some(
-    (e) => e.evaluation.action === "execute" || e.evaluation.action === "pending"
-  );
+  const anyExecute = [...pre.values()].some((e) => ["execute", "pending", "inspect"].includes(e.evaluation.action));
   if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
     const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
     return report(env, cfg.source, void 0, rows, void 0, state.tips.observed, problems);
@@ -29576,10 +29602,15 @@ async function reconcile(ctx, opts) {
     const outputsOf = (dep) => newOutputs.get(dep) ?? state.observed.get(dep)?.receipt?.outputs;
     for (let w = 0; w < sel.waves.length; w++) {
       const toRun = [];
+      const toInspect = [];
       for (const name2 of sel.waves[w]) {
         const ev = evaluateUnit(sel, state, name2, dynamicOutcome, outputsOf, uidFor(state, name2));
         if (ev.evaluation.action === "execute" && ev.desired) {
           toRun.push({ name: name2, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
+          continue;
+        }
+        if (ev.evaluation.action === "inspect" && ev.desired) {
+          toInspect.push({ name: name2, desired: ev.desired, prior: ev.observed });
           continue;
         }
         const imported = imp?.rows.get(name2);
@@ -29604,6 +29635,48 @@ async function reconcile(ctx, opts) {
           };
         outcomes.set(name2, o);
       }
+      await mapPool(toInspect, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+        const driver = driverFor(t.desired.kind);
+        const ictx = {
+          environment: env,
+          run,
+          unit: t.desired,
+          cwd: ctx.repo.root,
+          timeoutMs: timeoutMs(t.desired),
+          cancellation: ctx.cancellation,
+          mask
+        };
+        const r = driver.inspect ? await driver.inspect(ictx) : { status: "unknown", reason: "its kind cannot inspect", log: "" };
+        if (r.status === "not-applied") {
+          toRun.push({ name: t.name, desired: t.desired, why: "recover", prior: t.prior });
+          return;
+        }
+        if (r.status === "applied") {
+          const o = outcomeOf(
+            { ...t, why: "recover" },
+            {
+              status: "succeeded",
+              outputs: { ...t.prior?.receipt?.outputs, ...r.outputs },
+              artifacts: r.artifacts,
+              log: r.log,
+              durationMs: 0
+            },
+            run,
+            ctx.now()
+          );
+          o.row.detail = "inspect: applied";
+          outcomes.set(t.name, o);
+          newOutputs.set(t.name, o.observed?.receipt?.outputs ?? {});
+          return;
+        }
+        const reason = `${t.prior?.condition?.reason ?? "uncertain"}; ${r.reason}`;
+        outcomes.set(t.name, {
+          row: { unit: t.name, kind: t.desired.kind, result: "uncertain", detail: reason },
+          evaluation: { action: "wait", state: "uncertain", reason },
+          desired: t.desired
+        });
+      });
+      toRun.sort((a, b) => a.name < b.name ? -1 : 1);
       if (!toRun.length) continue;
       if (ctx.cancellation.requested) {
         for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
@@ -29616,6 +29689,7 @@ async function reconcile(ctx, opts) {
       record2.executing = toRun.map((t) => t.name);
       await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
       let finished = 0;
+      const renewal = renewDuringWave(session, record2, ctx.now);
       await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
         if (ctx.cancellation.requested) {
           outcomes.set(t.name, notStarted(t.name, t.desired));
@@ -29647,6 +29721,7 @@ async function reconcile(ctx, opts) {
         });
         if (++finished === 1) crashPoint("mid-wave");
       });
+      await renewal.stop();
       record2.executing = [];
     }
     const rows = sel.waves.flat().map((n) => outcomes.get(n).row);
@@ -29703,7 +29778,12 @@ async function reconcile(ctx, opts) {
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
     if (changed.size || takeover)
-      updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed, logs), message });
+      updates.push({
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, changed, logs),
+        message
+      });
     crashPoint("before-transition");
     const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
     crashPoint("after-transition");
@@ -29744,6 +29824,31 @@ async function reconcile(ctx, opts) {
     throw e;
   }
 }
+var RENEW_CHECK_MS = 6e4;
+var RENEW_MARGIN_MS = 5 * 6e4;
+function renewDuringWave(session, record2, now) {
+  let inFlight = Promise.resolve();
+  let failure2;
+  const timer = setInterval(() => {
+    if (Date.parse(record2.deadline) - now() > RENEW_MARGIN_MS) return;
+    inFlight = inFlight.then(async () => {
+      const t = now();
+      record2.deadline = new Date(t + GRACE_MS).toISOString();
+      record2.updatedAt = new Date(t).toISOString();
+      await session.checkpoint(record2, GRACE_MS, t).catch((e) => {
+        failure2 ??= e;
+      });
+    });
+  }, RENEW_CHECK_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await inFlight;
+      if (failure2) throw failure2;
+    }
+  };
+}
 function notStarted(name2, desired) {
   return {
     row: { unit: name2, kind: desired.kind, result: "skipped", detail: "not started: the run was cancelled" },
@@ -29765,6 +29870,8 @@ function staticRow(unit, kind, e) {
       return { unit, kind, result: "pending", detail: `inputs known after ${e.on.join(", ")} executes` };
     case "execute":
       return { unit, kind, result: "execute", detail: WHY_TEXT[e.why] };
+    case "inspect":
+      return { unit, kind, result: "inspect", detail: "uncertain; its driver checks whether it was applied" };
   }
 }
 function outcomeOf(t, r, run, now) {
@@ -29800,7 +29907,15 @@ function outcomeOf(t, r, run, now) {
       desired: t.desired
     };
   }
-  const condition = r.status === "failed" ? { state: "failed", reason: r.reason, run, since: at, retryable: r.retryable, exitCode: r.exitCode } : { state: "uncertain", reason: r.reason, run, since: at, checkpointed: true };
+  const condition = r.status === "failed" ? {
+    state: "failed",
+    reason: r.reason,
+    run,
+    since: at,
+    retryable: r.retryable,
+    exitCode: r.exitCode,
+    executionKey: t.desired.executionKey
+  } : { state: "uncertain", reason: r.reason, run, since: at, checkpointed: true };
   return {
     row: {
       unit: t.name,

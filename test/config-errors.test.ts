@@ -204,7 +204,7 @@ describe('unknown fields', () => {
         code: 'NYL-CONFIG-FIELD',
         subject: 'nyl.yaml:9 spec.rnu',
         message: ['Command a: unknown field "rnu"'],
-        fix: ['remove spec.rnu', 'allowed here: run, idempotent, check, inspect, destroy'],
+        fix: ['remove spec.rnu', 'allowed here: run, idempotent, check, inspect, retryable, destroy'],
       },
     ]);
   });

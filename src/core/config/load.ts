@@ -382,10 +382,14 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
     (u.doc.environments ?? []).forEach((env, i) => {
       if (cfg.environments.has(env) || cfg.groups.has(env)) return;
       problems.push(
-        problem('NYL-CONFIG-REFERENCE', `${u.doc.kind} ${name}: environments names ${env}, which is neither an Environment nor an EnvironmentGroup`, {
-          subject: `${u.at.file}:${u.lineAt(['environments', i])} environments`,
-          fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(', ') || '(none defined)'}, or define ${env}`,
-        }),
+        problem(
+          'NYL-CONFIG-REFERENCE',
+          `${u.doc.kind} ${name}: environments names ${env}, which is neither an Environment nor an EnvironmentGroup`,
+          {
+            subject: `${u.at.file}:${u.lineAt(['environments', i])} environments`,
+            fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(', ') || '(none defined)'}, or define ${env}`,
+          },
+        ),
       );
     });
   for (const [name, e] of cfg.environments) {

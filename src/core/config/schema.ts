@@ -74,6 +74,10 @@ export const CommandSpecSchema = z.strictObject({
     .optional()
     .describe('verify: exit 0 in sync, 2 drifted (stdout is the detail), else unknown'),
   inspect: z.string().min(1).optional().describe('recovery: exit 0 applied, 2 not applied, else unknown'),
+  retryable: z
+    .boolean()
+    .optional()
+    .describe('false: a failure waits for `nyl recover --retry` instead of running again (default true)'),
   destroy: z.string().min(1).optional().describe('teardown script'),
 });
 

@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { referenceVariable, shellSafeScript } from '../config/references.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { formatDuration } from '../util/duration.js';
-import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy } from './driver.js';
+import type { Driver, ExecuteContext, ExecuteResult, InspectResult, RecoveryPolicy } from './driver.js';
 import { runScript } from './process.js';
 
 interface CommandSpec {
   run: string;
   idempotent?: boolean;
+  retryable?: boolean;
   check?: string;
   inspect?: string;
   destroy?: string;
@@ -69,6 +70,25 @@ export function unitEnv(
   return env;
 }
 
+/** Runs one of the unit's scripts with its environment and an output file; returns what it wrote. */
+async function runUnitScript(ctx: ExecuteContext, script: string) {
+  const dir = await mkdtemp(join(tmpdir(), 'nyl-out-'));
+  const outFile = join(dir, 'output');
+  try {
+    const r = await runScript({
+      script: shellSafeScript(script),
+      cwd: ctx.cwd,
+      env: unitEnv(ctx, outFile),
+      timeoutMs: ctx.timeoutMs,
+      cancellation: ctx.cancellation,
+    });
+    const text = await readFile(outFile, 'utf8').catch(() => '');
+    return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(text) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export const commandDriver: Driver = {
   kind: 'Command',
 
@@ -81,58 +101,59 @@ export const commandDriver: Driver = {
 
   async execute(ctx: ExecuteContext): Promise<ExecuteResult> {
     const spec = ctx.unit.spec as unknown as CommandSpec;
-    const dir = await mkdtemp(join(tmpdir(), 'nyl-out-'));
-    const outFile = join(dir, 'output');
-    try {
-      const r = await runScript({
-        script: shellSafeScript(spec.run),
-        cwd: ctx.cwd,
-        env: unitEnv(ctx, outFile),
-        timeoutMs: ctx.timeoutMs,
-        cancellation: ctx.cancellation,
-      });
-      const log = ctx.mask(r.tail);
-      if (r.timedOut)
-        return {
-          status: 'uncertain',
-          reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
-          log,
-          durationMs: r.durationMs,
-        };
-      if (r.cancelled)
-        return {
-          status: 'uncertain',
-          reason: `run ${ctx.run} was cancelled while executing it`,
-          log,
-          durationMs: r.durationMs,
-        };
-      // Killed by a signal Nyl did not send (the OOM killer, an operator): its effects are unknown.
-      if (r.exitCode === null)
-        return {
-          status: 'uncertain',
-          reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
-          log,
-          durationMs: r.durationMs,
-        };
-      if (r.exitCode !== 0) {
-        const how = `exited with ${r.exitCode}`;
-        const tail = lastLines(log, REASON_LINES);
-        return {
-          status: 'failed',
-          reason: tail ? `${how}: ${tail}` : how,
-          exitCode: r.exitCode ?? undefined,
-          retryable: true,
-          log,
-          durationMs: r.durationMs,
-        };
-      }
-      const text = await readFile(outFile, 'utf8').catch(() => '');
-      const parsed = parseOutputFile(text);
-      if (parsed.error)
-        return { status: 'failed', reason: ctx.mask(parsed.error), retryable: true, log, durationMs: r.durationMs };
-      return { status: 'succeeded', outputs: parsed.outputs, artifacts: {}, log, durationMs: r.durationMs };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+    const { r, log, parsed } = await runUnitScript(ctx, spec.run);
+    const durationMs = r.durationMs;
+    if (r.timedOut)
+      return {
+        status: 'uncertain',
+        reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
+        log,
+        durationMs,
+      };
+    if (r.cancelled)
+      return { status: 'uncertain', reason: `run ${ctx.run} was cancelled while executing it`, log, durationMs };
+    // Killed by a signal Nyl did not send (the OOM killer, an operator): its effects are unknown.
+    if (r.exitCode === null)
+      return {
+        status: 'uncertain',
+        reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
+        log,
+        durationMs,
+      };
+    const retryable = spec.retryable !== false;
+    if (r.exitCode !== 0) {
+      const tail = lastLines(log, REASON_LINES);
+      const how = `exited with ${r.exitCode}`;
+      return {
+        status: 'failed',
+        reason: tail ? `${how}: ${tail}` : how,
+        exitCode: r.exitCode,
+        retryable,
+        log,
+        durationMs,
+      };
     }
+    if (parsed.error) return { status: 'failed', reason: ctx.mask(parsed.error), retryable, log, durationMs };
+    return { status: 'succeeded', outputs: parsed.outputs, artifacts: {}, log, durationMs };
+  },
+
+  /** `spec.inspect`: exit 0 applied (its NYL_OUTPUT lines are the outputs), 2 not applied, else unknown. */
+  async inspect(ctx: ExecuteContext): Promise<InspectResult> {
+    const spec = ctx.unit.spec as unknown as CommandSpec;
+    if (!spec.inspect) return { status: 'unknown', reason: 'the unit has no spec.inspect', log: '' };
+    const { r, log, parsed } = await runUnitScript(ctx, spec.inspect);
+    if (r.exitCode === 0 && !parsed.error) return { status: 'applied', outputs: parsed.outputs, artifacts: {}, log };
+    if (r.exitCode === 2) return { status: 'not-applied', log };
+    const how = r.timedOut
+      ? 'timed out'
+      : r.exitCode === null
+        ? `was killed by ${r.signal}`
+        : `exited with ${r.exitCode}`;
+    const tail = lastLines(log, REASON_LINES);
+    return {
+      status: 'unknown',
+      reason: `inspect ${how}${parsed.error ? ` (${ctx.mask(parsed.error)})` : ''}${tail ? `: ${tail}` : ''}`,
+      log,
+    };
   },
 };

@@ -26,9 +26,16 @@ export type ExecuteResult =
   | { status: 'failed'; reason: string; exitCode?: number; retryable: boolean; log: string; durationMs: number }
   | { status: 'uncertain'; reason: string; log: string; durationMs: number };
 
+export type InspectResult =
+  | { status: 'applied'; outputs: Record<string, string>; artifacts: Record<string, string>; log: string }
+  | { status: 'not-applied'; log: string }
+  | { status: 'unknown'; reason: string; log: string };
+
 /** What every unit kind implements; the engine treats all kinds alike. Drivers never touch git. */
 export interface Driver {
   readonly kind: string;
   policy(unit: DesiredUnit): RecoveryPolicy;
   execute(ctx: ExecuteContext): Promise<ExecuteResult>;
+  /** For the inspect policy: were the effects of the desired document applied? */
+  inspect?(ctx: ExecuteContext): Promise<InspectResult>;
 }

@@ -5,6 +5,8 @@ import type { ObservedUnit } from '../state/documents.js';
 export type Decision =
   | { action: 'execute'; why: 'new' | 'changed' | 'retry' | 'recover' }
   | { action: 'current' }
+  /** Uncertain, and the kind can observe its effects: ask the driver before deciding. */
+  | { action: 'inspect' }
   /** A condition that waits for an operator (`nyl recover`). */
   | { action: 'wait'; state: 'uncertain' | 'failed'; reason: string };
 
@@ -13,10 +15,13 @@ export function decide(desired: DesiredUnit, observed: ObservedUnit | undefined,
   const c = observed?.condition;
   if (c?.state === 'uncertain') {
     if (policy === 'converge') return { action: 'execute', why: 'recover' };
+    if (policy === 'inspect') return { action: 'inspect' };
     return { action: 'wait', state: 'uncertain', reason: c.reason };
   }
   if (c?.state === 'failed') {
     if (c.retryable !== false) return { action: 'execute', why: 'retry' };
+    // A non-retryable failure waits for `nyl recover --retry`, unless what failed has changed since.
+    if (c.executionKey && c.executionKey !== desired.executionKey) return { action: 'execute', why: 'changed' };
     return { action: 'wait', state: 'failed', reason: c.reason };
   }
   if (!observed?.receipt) return { action: 'execute', why: 'new' };

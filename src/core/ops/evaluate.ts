@@ -91,7 +91,7 @@ export function evaluateAll(sel: Selection, state: EnvState): Map<string, Evalua
           (d) => {
             const e = out.get(d)?.evaluation;
             // Pending outputs propagate: a consumer of a pending unit is pending too.
-            return e?.action === 'pending' ? { action: 'execute', why: 'changed' } : e;
+            return e?.action === 'pending' || e?.action === 'inspect' ? { action: 'execute', why: 'changed' } : e;
           },
           (d) => state.observed.get(d)?.receipt?.outputs,
           uidFor(state, name),

@@ -28,6 +28,13 @@ export async function plan(ctx: OpContext, opts: { environment: string }): Promi
       case 'blocked':
         rows.push({ ...row, result: 'blocked', detail: ev.reason });
         break;
+      case 'inspect':
+        rows.push({
+          ...row,
+          result: 'inspect',
+          detail: 'uncertain; asks its driver whether it was applied, executes if not',
+        });
+        break;
       case 'invalid':
         rows.push({ ...row, result: 'failed', detail: ev.reason });
         break;

@@ -68,9 +68,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   const pre = evaluateAll(sel, state);
   const preDesired = new Map<string, DesiredUnit>();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
-  const anyExecute = [...pre.values()].some(
-    (e) => e.evaluation.action === 'execute' || e.evaluation.action === 'pending',
-  );
+  const anyExecute = [...pre.values()].some((e) => ['execute', 'pending', 'inspect'].includes(e.evaluation.action));
   if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
     const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
     return report(env, cfg.source, undefined, rows, undefined, state.tips.observed, problems);
@@ -140,10 +138,15 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
 
     for (let w = 0; w < sel.waves.length; w++) {
       const toRun: { name: string; desired: DesiredUnit; why: string; prior?: ObservedUnit }[] = [];
+      const toInspect: { name: string; desired: DesiredUnit; prior?: ObservedUnit }[] = [];
       for (const name of sel.waves[w] as string[]) {
         const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name));
         if (ev.evaluation.action === 'execute' && ev.desired) {
           toRun.push({ name, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
+          continue;
+        }
+        if (ev.evaluation.action === 'inspect' && ev.desired) {
+          toInspect.push({ name, desired: ev.desired, prior: ev.observed });
           continue;
         }
         const imported = imp?.rows.get(name);
@@ -169,6 +172,51 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
           };
         outcomes.set(name, o);
       }
+      // Uncertain units whose kind can observe its effects: applied is recovered, not applied runs again.
+      await mapPool(toInspect, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+        const driver = driverFor(t.desired.kind);
+        const ictx = {
+          environment: env,
+          run,
+          unit: t.desired,
+          cwd: ctx.repo.root,
+          timeoutMs: timeoutMs(t.desired),
+          cancellation: ctx.cancellation,
+          mask,
+        };
+        const r = driver.inspect
+          ? await driver.inspect(ictx)
+          : ({ status: 'unknown', reason: 'its kind cannot inspect', log: '' } as const);
+        if (r.status === 'not-applied') {
+          toRun.push({ name: t.name, desired: t.desired, why: 'recover', prior: t.prior });
+          return;
+        }
+        if (r.status === 'applied') {
+          const o = outcomeOf(
+            { ...t, why: 'recover' },
+            {
+              status: 'succeeded',
+              outputs: { ...t.prior?.receipt?.outputs, ...r.outputs },
+              artifacts: r.artifacts,
+              log: r.log,
+              durationMs: 0,
+            },
+            run,
+            ctx.now(),
+          );
+          o.row.detail = 'inspect: applied';
+          outcomes.set(t.name, o);
+          newOutputs.set(t.name, o.observed?.receipt?.outputs ?? {});
+          return;
+        }
+        const reason = `${t.prior?.condition?.reason ?? 'uncertain'}; ${r.reason}`;
+        outcomes.set(t.name, {
+          row: { unit: t.name, kind: t.desired.kind, result: 'uncertain', detail: reason },
+          evaluation: { action: 'wait', state: 'uncertain', reason },
+          desired: t.desired,
+        });
+      });
+      toRun.sort((a, b) => (a.name < b.name ? -1 : 1));
       if (!toRun.length) continue;
       if (ctx.cancellation.requested) {
         for (const t of toRun) outcomes.set(t.name, notStarted(t.name, t.desired));
@@ -183,6 +231,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
       await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
 
       let finished = 0;
+      const renewal = renewDuringWave(session, record, ctx.now);
       await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
         // A cancel stops units waiting for a slot; they never started, so they made no effect.
         if (ctx.cancellation.requested) {
@@ -215,6 +264,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
         });
         if (++finished === 1) crashPoint('mid-wave');
       });
+      await renewal.stop();
       record.executing = [];
     }
 
@@ -280,7 +330,12 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
     // Observed changes only with a result (or an import, which records a lease break even when empty).
     if (changed.size || takeover)
-      updates.push({ ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, changed, logs), message });
+      updates.push({
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, changed, logs),
+        message,
+      });
     crashPoint('before-transition');
     const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
     crashPoint('after-transition');
@@ -324,6 +379,39 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   }
 }
 
+/** Interval at which a long wave checks its deadline, and how close it may come before renewing. */
+const RENEW_CHECK_MS = 60_000;
+const RENEW_MARGIN_MS = 5 * 60_000;
+
+/**
+ * Keeps the lease alive while a wave runs longer than planned (e.g. a cancel grace window on top of
+ * the longest timeout): renews with the run record when the deadline comes within the margin.
+ * A renewal that finds the lease lost is rethrown when the wave ends.
+ */
+function renewDuringWave(session: RunSession, record: RunRecord, now: () => number) {
+  let inFlight: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  const timer = setInterval(() => {
+    if (Date.parse(record.deadline) - now() > RENEW_MARGIN_MS) return;
+    inFlight = inFlight.then(async () => {
+      const t = now();
+      record.deadline = new Date(t + GRACE_MS).toISOString();
+      record.updatedAt = new Date(t).toISOString();
+      await session.checkpoint(record, GRACE_MS, t).catch((e) => {
+        failure ??= e;
+      });
+    });
+  }, RENEW_CHECK_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await inFlight;
+      if (failure) throw failure;
+    },
+  };
+}
+
 function notStarted(name: string, desired: DesiredUnit): Outcome {
   return {
     row: { unit: name, kind: desired.kind, result: 'skipped', detail: 'not started: the run was cancelled' },
@@ -346,6 +434,8 @@ function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
       return { unit, kind, result: 'pending', detail: `inputs known after ${e.on.join(', ')} executes` };
     case 'execute':
       return { unit, kind, result: 'execute', detail: WHY_TEXT[e.why] };
+    case 'inspect':
+      return { unit, kind, result: 'inspect', detail: 'uncertain; its driver checks whether it was applied' };
   }
 }
 
@@ -389,7 +479,15 @@ function outcomeOf(
   }
   const condition: Condition =
     r.status === 'failed'
-      ? { state: 'failed', reason: r.reason, run, since: at, retryable: r.retryable, exitCode: r.exitCode }
+      ? {
+          state: 'failed',
+          reason: r.reason,
+          run,
+          since: at,
+          retryable: r.retryable,
+          exitCode: r.exitCode,
+          executionKey: t.desired.executionKey,
+        }
       : { state: 'uncertain', reason: r.reason, run, since: at, checkpointed: true };
   return {
     row: {

@@ -56,6 +56,8 @@ export interface Condition {
   since: string;
   retryable?: boolean;
   exitCode?: number;
+  /** Execution key of the attempt that failed (a changed desired document runs again). */
+  executionKey?: string;
   /** Whether the run named had checkpointed the unit when the condition was recorded (else a later checkpoint is late). */
   checkpointed?: boolean;
 }

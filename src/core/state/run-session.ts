@@ -8,7 +8,8 @@ import { newLease } from './lease.js';
 import type { EnvState } from './read.js';
 
 function runSubject(run: string, r: RunRecord): string {
-  if (r.phase === 'wave' && r.wave !== undefined) return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(', ')}`;
+  if (r.phase === 'wave' && r.wave !== undefined)
+    return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(', ')}`;
   return `nyl: run ${run} ${r.phase === 'finished' ? r.state : r.phase}`;
 }
 

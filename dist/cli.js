@@ -28537,10 +28537,12 @@ var Cancellation = class {
 };
 
 // src/core/ops/lease-problems.ts
-function leaseHeldProblem(env, v) {
+function leaseHeldProblem(env, v, now = Date.now()) {
+  const skew = Date.parse(v.deadline) < now ? `
+its deadline passed ${Math.round((now - Date.parse(v.deadline)) / 1e3)}s ago; runners' clocks may differ, so it holds ${CLOCK_SKEW_MS / 1e3}s longer` : "";
   return problem(
     "NYL-LEASE-HELD",
-    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}`,
+    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}${skew}`,
     {
       exit: Exit.refused,
       fix: "wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone"
@@ -28960,9 +28962,264 @@ function evaluateAll(sel, state) {
   return out;
 }
 
+// src/core/ops/transition.ts
+function desiredFiles(sel, docs, state) {
+  const files = /* @__PURE__ */ new Map();
+  files.set(
+    FILES.environment,
+    Buffer.from(prettyJson({ schema: "nyl.environment/v1", environment: sel.environment, waves: sel.waves }))
+  );
+  for (const name2 of sel.units.keys()) {
+    const d = docs.get(name2);
+    const old = state.desiredFiles.get(FILES.unit(name2));
+    if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
+    else if (old) files.set(FILES.unit(name2), { oid: old });
+  }
+  return files;
+}
+function observedFiles(state, changed, logs = /* @__PURE__ */ new Map()) {
+  const files = /* @__PURE__ */ new Map();
+  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
+  for (const [name2, o] of changed) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
+  for (const [name2, log] of logs) files.set(FILES.log(name2), Buffer.from(log));
+  return files;
+}
+function sameFiles(repo, files, old) {
+  if (files.size !== old.size) return false;
+  const batch = repo.batch();
+  for (const [p, c] of files) {
+    const oid = Buffer.isBuffer(c) ? batch.add("blob", c) : c.oid;
+    if (old.get(p) !== oid) return false;
+  }
+  return true;
+}
+function keyResolver(sel) {
+  return (unit, uid, observed) => {
+    const u = sel.units.get(unit);
+    if (!u) return void 0;
+    try {
+      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
+    } catch {
+      return void 0;
+    }
+  };
+}
+function messageUnits(rows, run) {
+  const out = /* @__PURE__ */ new Map();
+  for (const r of rows) {
+    if (r.result === "current") continue;
+    const v = { result: r.result };
+    if (r.executionKey) v.executionKey = r.executionKey;
+    if (r.result !== "executed" && r.result !== "recovered" && r.result !== "imported" && r.detail) v.reason = r.detail;
+    if (r.run && r.run !== run) v.run = r.run;
+    out.set(r.unit, v);
+  }
+  return out;
+}
+function importLists(imp, rows = []) {
+  const recovered = [...imp?.recovered ?? []];
+  for (const r of rows) if (r.result === "recovered" && !recovered.includes(r.unit)) recovered.push(r.unit);
+  return [
+    ["recovered", recovered],
+    ["imported", imp?.imported ?? []]
+  ];
+}
+function consumedRefs(imp) {
+  return (imp?.consumed ?? []).map((r) => ({
+    id: r.id,
+    ref: r.ref,
+    tip: r.tip,
+    retire: imp?.retire.has(r.id) ?? false
+  }));
+}
+
+// src/core/ops/takeover.ts
+function brokenInfo(lease) {
+  return lease?.state === "broken" && lease.broken ? lease.broken : void 0;
+}
+function why(run, lease) {
+  if (lease?.state === "broken" && lease.run === run.id) return "when its lease was broken";
+  if (run.record?.state === "cancelled") return "when it was cancelled";
+  return `when it stopped (its deadline ${run.record?.deadline ?? "unknown"} passed)`;
+}
+function importRuns(sel, state, keyOf, now) {
+  const env = state.environment;
+  const at = new Date(now).toISOString();
+  const current = new Map(state.observed);
+  const res = {
+    observed: /* @__PURE__ */ new Map(),
+    rows: /* @__PURE__ */ new Map(),
+    imported: [],
+    recovered: [],
+    consumed: [],
+    retire: /* @__PURE__ */ new Set(),
+    leaseBroken: brokenInfo(state.lease),
+    problems: []
+  };
+  const set2 = (o) => {
+    current.set(o.name, o);
+    res.observed.set(o.name, o);
+  };
+  const runs = [...state.runs.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+  const order = [...sel?.waves.flat() ?? []];
+  for (const r of runs)
+    for (const n of [...r.desired.keys(), ...r.checkpoints.keys(), ...r.record?.executing ?? []])
+      if (!order.includes(n)) order.push(n);
+  for (const run of runs) {
+    res.consumed.push(run);
+    const reasonWhy = why(run, state.lease);
+    for (const name2 of order) {
+      const cp = run.checkpoints.get(name2);
+      const d = run.desired.get(name2);
+      const executing = run.record?.executing?.includes(name2) ?? false;
+      if (!cp && !executing) continue;
+      const prior = current.get(name2);
+      if (prior && prior.lastRun > run.id) continue;
+      const uid = prior?.uid ?? d?.uid ?? cp?.uid;
+      if (!uid) continue;
+      const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? "Command";
+      const base = {
+        schema: "nyl.observed-unit/v1",
+        name: name2,
+        kind,
+        uid,
+        receipt: prior?.receipt,
+        lastRun: run.id
+      };
+      const uncertain = (reason, checkpointed) => {
+        const condition = { state: "uncertain", reason, run: run.id, since: at };
+        if (checkpointed) condition.checkpointed = true;
+        set2({ ...base, condition });
+        res.rows.set(name2, { unit: name2, kind, result: "uncertain", detail: reason });
+        if (!res.recovered.includes(name2)) res.recovered.push(name2);
+        res.retire.add(run.id);
+      };
+      if (!cp) {
+        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
+        continue;
+      }
+      const key = keyOf(name2, uid, current);
+      if (cp.result === "uncertain") {
+        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
+        continue;
+      }
+      if (key !== void 0 && cp.executionKey !== key) {
+        res.problems.push(
+          problem(
+            "NYL-RUN-SUPERSEDED",
+            `run ${run.id} checkpointed ${name2} with execution key ${cp.executionKey}, which is not its key now (${key})`,
+            {
+              severity: "warning",
+              subject: name2,
+              exit: cp.result === "succeeded" ? Exit.uncertain : Exit.ok,
+              fix: cp.result === "succeeded" ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name2} --retry --reason <text>\`` : "nothing to do: a failed execution claims no effect"
+            }
+          )
+        );
+        if (cp.result === "succeeded")
+          uncertain(`run ${run.id} applied a superseded desired document (NYL-RUN-SUPERSEDED)`, true);
+        continue;
+      }
+      if (cp.result === "failed") {
+        const reason = cp.reason ?? `run ${run.id} failed it`;
+        set2({
+          ...base,
+          condition: {
+            state: "failed",
+            reason,
+            run: run.id,
+            since: cp.at,
+            retryable: cp.retryable,
+            exitCode: cp.exitCode
+          }
+        });
+        res.rows.set(name2, { unit: name2, kind, result: "failed", detail: reason, run: run.id });
+        continue;
+      }
+      set2({
+        ...base,
+        condition: void 0,
+        receipt: {
+          executionKey: cp.executionKey,
+          uid,
+          run: run.id,
+          at: cp.at,
+          outputs: cp.outputs ?? {},
+          artifacts: cp.artifacts ?? {}
+        }
+      });
+      res.rows.set(name2, {
+        unit: name2,
+        kind,
+        result: "imported",
+        detail: "",
+        executionKey: cp.executionKey,
+        run: run.id
+      });
+      if (!res.imported.includes(name2)) res.imported.push(name2);
+      res.recovered = res.recovered.filter((n) => n !== name2);
+    }
+  }
+  for (const id of [...res.retire])
+    if (![...current.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id))
+      res.retire.delete(id);
+  return res;
+}
+function lateCheckpoints(state) {
+  const out = [];
+  for (const ev of state.evidence.values())
+    for (const [name2, cp] of ev.checkpoints) {
+      const c = state.observed.get(name2)?.condition;
+      if (c?.state !== "uncertain" || c.run !== ev.id || c.checkpointed) continue;
+      out.push(
+        problem(
+          "NYL-RUN-LATE-CHECKPOINT",
+          `run ${ev.id} checkpointed ${name2} (${cp.result}) after it was marked uncertain; the checkpoint is kept as evidence and does not clear the condition`,
+          {
+            severity: "warning",
+            subject: name2,
+            exit: Exit.uncertain,
+            fix: `if that execution is the one you want, adopt it: \`nyl recover -e ${state.environment} --unit ${name2} --accept ${ev.id} --reason <text>\``
+          }
+        )
+      );
+    }
+  return out;
+}
+function previewImport(sel, recorded, v, now) {
+  const env = recorded.environment;
+  const problems = [];
+  let state = recorded;
+  const dead = v.kind === "held" ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
+  if (dead.length) {
+    const preview = importRuns(sel, { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) }, keyResolver(sel), now);
+    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
+    for (const r of dead) {
+      const left = [...preview.observed.values()].filter(
+        (o) => o.condition?.run === r.id && o.condition.state === "uncertain"
+      );
+      const how = r.record?.state === "cancelled" ? "cancelled" : v.kind === "broken" && v.run === r.id ? "lease broken" : "died";
+      problems.push(
+        problem(
+          "NYL-RUN-UNIMPORTED",
+          `run ${r.id} (${r.record?.operation ?? "unknown"}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(", ")}` : ""}`,
+          {
+            severity: "warning",
+            subject: r.id,
+            exit: Exit.uncertain,
+            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`
+          }
+        )
+      );
+    }
+  }
+  return { state, problems };
+}
+
 // src/core/ops/plan.ts
 async function plan(ctx, opts) {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
+  const { cfg, sel, state: recorded } = await loadEnvironment(ctx, opts.environment);
+  const { state, problems } = previewImport(sel, recorded, leaseVerdict(recorded, ctx.now()), ctx.now());
   const evaluated = evaluateAll(sel, state);
   const rows = [];
   for (const e of evaluated.values()) {
@@ -29003,8 +29260,8 @@ async function plan(ctx, opts) {
     environment: opts.environment,
     source: cfg.source,
     rows,
-    problems: [],
-    exit: Exit.ok,
+    problems,
+    exit: worstExit(problems.map((p) => p.exit)),
     extra: [
       [
         "plan",
@@ -29227,7 +29484,7 @@ var RunSession = class {
 // src/core/util/crash.ts
 function crashPoint(name2) {
   const at = process.env.NYL_TEST_CRASH_AT;
-  if (at && at.split(",").includes(name2)) process.kill(process.pid, "SIGKILL");
+  if (at?.split(",").includes(name2)) process.kill(process.pid, "SIGKILL");
 }
 
 // src/core/util/mask.ts
@@ -29289,231 +29546,6 @@ function sorted(v) {
   const out = {};
   for (const k of Object.keys(v).sort()) out[k] = v[k];
   return out;
-}
-
-// src/core/ops/takeover.ts
-function brokenInfo(lease) {
-  return lease?.state === "broken" && lease.broken ? lease.broken : void 0;
-}
-function why(run, lease) {
-  if (lease?.state === "broken" && lease.run === run.id) return "when its lease was broken";
-  if (run.record?.state === "cancelled") return "when it was cancelled";
-  return `when it stopped (its deadline ${run.record?.deadline ?? "unknown"} passed)`;
-}
-function importRuns(sel, state, keyOf, now) {
-  const env = state.environment;
-  const at = new Date(now).toISOString();
-  const current = new Map(state.observed);
-  const res = {
-    observed: /* @__PURE__ */ new Map(),
-    rows: /* @__PURE__ */ new Map(),
-    imported: [],
-    recovered: [],
-    consumed: [],
-    retire: /* @__PURE__ */ new Set(),
-    leaseBroken: brokenInfo(state.lease),
-    problems: []
-  };
-  const set2 = (o) => {
-    current.set(o.name, o);
-    res.observed.set(o.name, o);
-  };
-  const runs = [...state.runs.values()].sort((a, b) => a.id < b.id ? -1 : 1);
-  const order = [...sel?.waves.flat() ?? []];
-  for (const r of runs)
-    for (const n of [...r.desired.keys(), ...r.checkpoints.keys(), ...r.record?.executing ?? []])
-      if (!order.includes(n)) order.push(n);
-  for (const run of runs) {
-    res.consumed.push(run);
-    const reasonWhy = why(run, state.lease);
-    for (const name2 of order) {
-      const cp = run.checkpoints.get(name2);
-      const d = run.desired.get(name2);
-      const executing = run.record?.executing?.includes(name2) ?? false;
-      if (!cp && !executing) continue;
-      const prior = current.get(name2);
-      if (prior && prior.lastRun > run.id) continue;
-      const uid = prior?.uid ?? d?.uid ?? cp?.uid;
-      if (!uid) continue;
-      const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? "Command";
-      const base = {
-        schema: "nyl.observed-unit/v1",
-        name: name2,
-        kind,
-        uid,
-        receipt: prior?.receipt,
-        lastRun: run.id
-      };
-      const uncertain = (reason, checkpointed) => {
-        const condition = { state: "uncertain", reason, run: run.id, since: at };
-        if (checkpointed) condition.checkpointed = true;
-        set2({ ...base, condition });
-        res.rows.set(name2, { unit: name2, kind, result: "uncertain", detail: reason });
-        if (!res.recovered.includes(name2)) res.recovered.push(name2);
-        res.retire.add(run.id);
-      };
-      if (!cp) {
-        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
-        continue;
-      }
-      const key = keyOf(name2, uid, current);
-      if (cp.result === "uncertain") {
-        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
-        continue;
-      }
-      if (key !== void 0 && cp.executionKey !== key) {
-        res.problems.push(
-          problem(
-            "NYL-RUN-SUPERSEDED",
-            `run ${run.id} checkpointed ${name2} with execution key ${cp.executionKey}, which is not its key now (${key})`,
-            {
-              severity: "warning",
-              subject: name2,
-              exit: cp.result === "succeeded" ? Exit.uncertain : Exit.ok,
-              fix: cp.result === "succeeded" ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name2} --retry --reason <text>\`` : "nothing to do: a failed execution claims no effect"
-            }
-          )
-        );
-        if (cp.result === "succeeded")
-          uncertain(`run ${run.id} applied a superseded desired document (NYL-RUN-SUPERSEDED)`, true);
-        continue;
-      }
-      if (cp.result === "failed") {
-        const reason = cp.reason ?? `run ${run.id} failed it`;
-        set2({
-          ...base,
-          condition: {
-            state: "failed",
-            reason,
-            run: run.id,
-            since: cp.at,
-            retryable: cp.retryable,
-            exitCode: cp.exitCode
-          }
-        });
-        res.rows.set(name2, { unit: name2, kind, result: "failed", detail: reason, run: run.id });
-        continue;
-      }
-      set2({
-        ...base,
-        condition: void 0,
-        receipt: {
-          executionKey: cp.executionKey,
-          uid,
-          run: run.id,
-          at: cp.at,
-          outputs: cp.outputs ?? {},
-          artifacts: cp.artifacts ?? {}
-        }
-      });
-      res.rows.set(name2, {
-        unit: name2,
-        kind,
-        result: "imported",
-        detail: "",
-        executionKey: cp.executionKey,
-        run: run.id
-      });
-      if (!res.imported.includes(name2)) res.imported.push(name2);
-      res.recovered = res.recovered.filter((n) => n !== name2);
-    }
-  }
-  for (const id of [...res.retire])
-    if (![...current.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id))
-      res.retire.delete(id);
-  return res;
-}
-function lateCheckpoints(state) {
-  const out = [];
-  for (const ev of state.evidence.values())
-    for (const [name2, cp] of ev.checkpoints) {
-      const c = state.observed.get(name2)?.condition;
-      if (c?.state !== "uncertain" || c.run !== ev.id || c.checkpointed) continue;
-      out.push(
-        problem(
-          "NYL-RUN-LATE-CHECKPOINT",
-          `run ${ev.id} checkpointed ${name2} (${cp.result}) after it was marked uncertain; the checkpoint is kept as evidence and does not clear the condition`,
-          {
-            severity: "warning",
-            subject: name2,
-            exit: Exit.uncertain,
-            fix: `if that execution is the one you want, adopt it: \`nyl recover -e ${state.environment} --unit ${name2} --accept ${ev.id} --reason <text>\``
-          }
-        )
-      );
-    }
-  return out;
-}
-
-// src/core/ops/transition.ts
-function desiredFiles(sel, docs, state) {
-  const files = /* @__PURE__ */ new Map();
-  files.set(
-    FILES.environment,
-    Buffer.from(prettyJson({ schema: "nyl.environment/v1", environment: sel.environment, waves: sel.waves }))
-  );
-  for (const name2 of sel.units.keys()) {
-    const d = docs.get(name2);
-    const old = state.desiredFiles.get(FILES.unit(name2));
-    if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
-    else if (old) files.set(FILES.unit(name2), { oid: old });
-  }
-  return files;
-}
-function observedFiles(state, changed, logs = /* @__PURE__ */ new Map()) {
-  const files = /* @__PURE__ */ new Map();
-  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
-  for (const [name2, o] of changed) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
-  for (const [name2, log] of logs) files.set(FILES.log(name2), Buffer.from(log));
-  return files;
-}
-function sameFiles(repo, files, old) {
-  if (files.size !== old.size) return false;
-  const batch = repo.batch();
-  for (const [p, c] of files) {
-    const oid = Buffer.isBuffer(c) ? batch.add("blob", c) : c.oid;
-    if (old.get(p) !== oid) return false;
-  }
-  return true;
-}
-function keyResolver(sel) {
-  return (unit, uid, observed) => {
-    const u = sel.units.get(unit);
-    if (!u) return void 0;
-    try {
-      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
-    } catch {
-      return void 0;
-    }
-  };
-}
-function messageUnits(rows, run) {
-  const out = /* @__PURE__ */ new Map();
-  for (const r of rows) {
-    if (r.result === "current") continue;
-    const v = { result: r.result };
-    if (r.executionKey) v.executionKey = r.executionKey;
-    if (r.result !== "executed" && r.result !== "recovered" && r.result !== "imported" && r.detail) v.reason = r.detail;
-    if (r.run && r.run !== run) v.run = r.run;
-    out.set(r.unit, v);
-  }
-  return out;
-}
-function importLists(imp, rows = []) {
-  const recovered = [...imp?.recovered ?? []];
-  for (const r of rows) if (r.result === "recovered" && !recovered.includes(r.unit)) recovered.push(r.unit);
-  return [
-    ["recovered", recovered],
-    ["imported", imp?.imported ?? []]
-  ];
-}
-function consumedRefs(imp) {
-  return (imp?.consumed ?? []).map((r) => ({
-    id: r.id,
-    ref: r.ref,
-    tip: r.tip,
-    retire: imp?.retire.has(r.id) ?? false
-  }));
 }
 
 // src/core/ops/reconcile.ts
@@ -30206,35 +30238,8 @@ async function status(ctx, opts) {
   const env = opts.environment;
   const problems = [];
   const v = leaseVerdict(recorded, ctx.now());
-  let state = recorded;
-  const dead = v.kind === "held" ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
-  if (dead.length) {
-    const preview = importRuns(
-      sel,
-      { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) },
-      keyResolver(sel),
-      ctx.now()
-    );
-    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
-    for (const r of dead) {
-      const left = [...preview.observed.values()].filter(
-        (o) => o.condition?.run === r.id && o.condition.state === "uncertain"
-      );
-      const how = r.record?.state === "cancelled" ? "cancelled" : v.kind === "broken" && v.run === r.id ? "lease broken" : "died";
-      problems.push(
-        problem(
-          "NYL-RUN-UNIMPORTED",
-          `run ${r.id} (${r.record?.operation ?? "unknown"}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(", ")}` : ""}`,
-          {
-            severity: "warning",
-            subject: r.id,
-            exit: Exit.uncertain,
-            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`
-          }
-        )
-      );
-    }
-  }
+  const { state, problems: unimported } = previewImport(sel, recorded, v, ctx.now());
+  problems.push(...unimported);
   const evaluated = evaluateAll(sel, state);
   const rows = [];
   for (const e of evaluated.values()) {

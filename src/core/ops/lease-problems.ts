@@ -1,12 +1,17 @@
 import type { LeaseVerdict } from '../state/lease.js';
-import { holderText } from '../state/lease.js';
+import { CLOCK_SKEW_MS, holderText } from '../state/lease.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
 
 /** The seed's NYL-LEASE-HELD, naming run, operation, holder and deadline. */
-export function leaseHeldProblem(env: string, v: Extract<LeaseVerdict, { kind: 'held' }>): Problem {
+export function leaseHeldProblem(env: string, v: Extract<LeaseVerdict, { kind: 'held' }>, now = Date.now()): Problem {
+  // Deadlines come from the holder's clock: just past it, the lease still holds for the skew margin.
+  const skew =
+    Date.parse(v.deadline) < now
+      ? `\nits deadline passed ${Math.round((now - Date.parse(v.deadline)) / 1000)}s ago; runners' clocks may differ, so it holds ${CLOCK_SKEW_MS / 1000}s longer`
+      : '';
   return problem(
     'NYL-LEASE-HELD',
-    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}`,
+    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}${skew}`,
     {
       exit: Exit.refused,
       fix: 'wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone',

@@ -1,12 +1,16 @@
-import { Exit } from '../util/errors.js';
+import { leaseVerdict } from '../state/lease.js';
+import { worstExit } from '../util/errors.js';
 import { WHY_TEXT } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import type { RunReport, UnitRow } from './report.js';
+import { previewImport } from './takeover.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /** What a reconcile would do now, executing nothing and writing nothing. */
 export async function plan(ctx: OpContext, opts: { environment: string }): Promise<RunReport> {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
+  const { cfg, sel, state: recorded } = await loadEnvironment(ctx, opts.environment);
+  // Runs left behind are imported before anything executes: plan from the state they leave.
+  const { state, problems } = previewImport(sel, recorded, leaseVerdict(recorded, ctx.now()), ctx.now());
   const evaluated = evaluateAll(sel, state);
   const rows: UnitRow[] = [];
   for (const e of evaluated.values()) {
@@ -47,8 +51,8 @@ export async function plan(ctx: OpContext, opts: { environment: string }): Promi
     environment: opts.environment,
     source: cfg.source,
     rows,
-    problems: [],
-    exit: Exit.ok,
+    problems,
+    exit: worstExit(problems.map((p) => p.exit)),
     extra: [
       [
         'plan',

@@ -1,12 +1,10 @@
 import { holderText, leaseVerdict } from '../state/lease.js';
-import type { EnvState } from '../state/read.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
 import { WHY_TEXT } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import { uncertainProblem } from './reconcile.js';
 import type { StatusReport, StatusRow } from './report.js';
-import { importRuns, lateCheckpoints } from './takeover.js';
-import { keyResolver } from './transition.js';
+import { lateCheckpoints, previewImport } from './takeover.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /** The environment's state as recorded, compared with the configuration at the source commit. */
@@ -15,38 +13,9 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
   const env = opts.environment;
   const problems: Problem[] = [];
   const v = leaseVerdict(recorded, ctx.now());
-  let state: EnvState = recorded;
   // Runs left behind and not imported yet: show what the import will record, and say so.
-  const dead =
-    v.kind === 'held' ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
-  if (dead.length) {
-    const preview = importRuns(
-      sel,
-      { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) },
-      keyResolver(sel),
-      ctx.now(),
-    );
-    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
-    for (const r of dead) {
-      const left = [...preview.observed.values()].filter(
-        (o) => o.condition?.run === r.id && o.condition.state === 'uncertain',
-      );
-      const how =
-        r.record?.state === 'cancelled' ? 'cancelled' : v.kind === 'broken' && v.run === r.id ? 'lease broken' : 'died';
-      problems.push(
-        problem(
-          'NYL-RUN-UNIMPORTED',
-          `run ${r.id} (${r.record?.operation ?? 'unknown'}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(', ')}` : ''}`,
-          {
-            severity: 'warning',
-            subject: r.id,
-            exit: Exit.uncertain,
-            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`,
-          },
-        ),
-      );
-    }
-  }
+  const { state, problems: unimported } = previewImport(sel, recorded, v, ctx.now());
+  problems.push(...unimported);
   const evaluated = evaluateAll(sel, state);
   const rows: StatusRow[] = [];
   for (const e of evaluated.values()) {

@@ -1,9 +1,11 @@
 import type { DesiredUnit } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
 import type { Checkpoint, Condition, LeaseDoc, ObservedUnit } from '../state/documents.js';
+import type { LeaseVerdict } from '../state/lease.js';
 import type { EnvState, RunRefState } from '../state/read.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
 import type { UnitRow } from './report.js';
+import { keyResolver } from './transition.js';
 
 /** What taking over from dead runs changes, before anything executes. */
 export interface ImportResult {
@@ -195,4 +197,45 @@ export function lateCheckpoints(state: EnvState): Problem[] {
       );
     }
   return out;
+}
+
+/**
+ * What status and plan show for runs left behind: the state as the next import will record it,
+ * and NYL-RUN-UNIMPORTED per dead run (a live run's ref is not dead).
+ */
+export function previewImport(
+  sel: Selection,
+  recorded: EnvState,
+  v: LeaseVerdict,
+  now: number,
+): { state: EnvState; problems: Problem[] } {
+  const env = recorded.environment;
+  const problems: Problem[] = [];
+  let state = recorded;
+  const dead =
+    v.kind === 'held' ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
+  if (dead.length) {
+    const preview = importRuns(sel, { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) }, keyResolver(sel), now);
+    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
+    for (const r of dead) {
+      const left = [...preview.observed.values()].filter(
+        (o) => o.condition?.run === r.id && o.condition.state === 'uncertain',
+      );
+      const how =
+        r.record?.state === 'cancelled' ? 'cancelled' : v.kind === 'broken' && v.run === r.id ? 'lease broken' : 'died';
+      problems.push(
+        problem(
+          'NYL-RUN-UNIMPORTED',
+          `run ${r.id} (${r.record?.operation ?? 'unknown'}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(', ')}` : ''}`,
+          {
+            severity: 'warning',
+            subject: r.id,
+            exit: Exit.uncertain,
+            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`,
+          },
+        ),
+      );
+    }
+  }
+  return { state, problems };
 }

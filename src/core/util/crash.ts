@@ -4,5 +4,5 @@
  */
 export function crashPoint(name: string): void {
   const at = process.env.NYL_TEST_CRASH_AT;
-  if (at && at.split(',').includes(name)) process.kill(process.pid, 'SIGKILL');
+  if (at?.split(',').includes(name)) process.kill(process.pid, 'SIGKILL');
 }

@@ -27352,18 +27352,19 @@ function leaseVerdict(state, now) {
   const l = state.lease;
   if (l?.state === "held" && !expired(l.deadline, now))
     return { kind: "held", run: l.run, operation: l.operation, holder: l.holder, deadline: l.deadline, via: "lease" };
-  for (const r of state.runs.values()) {
-    const rec = r.record;
-    if (rec && rec.phase !== "finished" && !expired(rec.deadline, now) && !(l?.state === "broken" && l.run === rec.run))
-      return {
-        kind: "held",
-        run: rec.run,
-        operation: rec.operation,
-        holder: rec.holder,
-        deadline: rec.deadline,
-        via: "run-ref"
-      };
-  }
+  if (!l)
+    for (const r of state.runs.values()) {
+      const rec = r.record;
+      if (rec && rec.phase !== "finished" && !expired(rec.deadline, now))
+        return {
+          kind: "held",
+          run: rec.run,
+          operation: rec.operation,
+          holder: rec.holder,
+          deadline: rec.deadline,
+          via: "run-ref"
+        };
+    }
   if (l?.state === "broken") return { kind: "broken", run: l.run, lease: l };
   if (l?.state === "held") return { kind: "expired", run: l.run };
   return { kind: "free" };
@@ -29024,21 +29025,24 @@ function importLists(imp, rows = []) {
     ["imported", imp?.imported ?? []]
   ];
 }
-function consumedRefs(imp) {
-  return (imp?.consumed ?? []).map((r) => ({
-    id: r.id,
-    ref: r.ref,
-    tip: r.tip,
-    retire: imp?.retire.has(r.id) ?? false
-  }));
+function consumedRefs(state, imp, landed) {
+  const needed = (id) => [...landed.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id);
+  const out = (imp?.consumed ?? []).map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: needed(r.id) }));
+  for (const e of state.evidence.values())
+    if (!needed(e.id)) out.push({ id: e.id, ref: e.ref, tip: e.tip, retire: false });
+  return out;
 }
 
 // src/core/ops/takeover.ts
-function brokenInfo(lease) {
-  return lease?.state === "broken" && lease.broken ? lease.broken : void 0;
+function breaksOf(state, lease) {
+  const out = /* @__PURE__ */ new Map();
+  for (const r of state.runs.values())
+    if (r.record?.takenOver) out.set(r.record.takenOver.run, r.record.takenOver.leaseBroken);
+  if (lease?.state === "broken" && lease.broken) out.set(lease.run, lease.broken);
+  return out;
 }
-function why(run, lease) {
-  if (lease?.state === "broken" && lease.run === run.id) return "when its lease was broken";
+function why(run, breaks) {
+  if (breaks.has(run.id)) return "when its lease was broken";
   if (run.record?.state === "cancelled") return "when it was cancelled";
   return `when it stopped (its deadline ${run.record?.deadline ?? "unknown"} passed)`;
 }
@@ -29052,10 +29056,11 @@ function importRuns(sel, state, keyOf, now) {
     imported: [],
     recovered: [],
     consumed: [],
-    retire: /* @__PURE__ */ new Set(),
-    leaseBroken: brokenInfo(state.lease),
     problems: []
   };
+  const breaks = breaksOf(state, state.lease);
+  const list = [...breaks.values()].sort((a, b) => a.at < b.at ? -1 : 1);
+  if (list.length) res.leaseBroken = list.length === 1 ? list[0] : list;
   const set2 = (o) => {
     current.set(o.name, o);
     res.observed.set(o.name, o);
@@ -29067,7 +29072,7 @@ function importRuns(sel, state, keyOf, now) {
       if (!order.includes(n)) order.push(n);
   for (const run of runs) {
     res.consumed.push(run);
-    const reasonWhy = why(run, state.lease);
+    const reasonWhy = why(run, breaks);
     for (const name2 of order) {
       const cp = run.checkpoints.get(name2);
       const d = run.desired.get(name2);
@@ -29092,7 +29097,6 @@ function importRuns(sel, state, keyOf, now) {
         set2({ ...base, condition });
         res.rows.set(name2, { unit: name2, kind, result: "uncertain", detail: reason });
         if (!res.recovered.includes(name2)) res.recovered.push(name2);
-        res.retire.add(run.id);
       };
       if (!cp) {
         uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
@@ -29160,9 +29164,6 @@ function importRuns(sel, state, keyOf, now) {
       res.recovered = res.recovered.filter((n) => n !== name2);
     }
   }
-  for (const id of [...res.retire])
-    if (![...current.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id))
-      res.retire.delete(id);
   return res;
 }
 function lateCheckpoints(state) {
@@ -29550,7 +29551,33 @@ function sorted(v) {
 
 // src/core/ops/reconcile.ts
 var DEFAULT_PARALLELISM = 4;
+var LostRace = class extends Error {
+};
 async function reconcile(ctx, opts) {
+  const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await reconcileOnce(
+        attempt === 0 ? ctx : { ...ctx, opts: { ...ctx.opts, waitLeaseMs: Math.max(0, until - ctx.now()) } },
+        opts
+      );
+    } catch (e) {
+      if (!(e instanceof LostRace)) throw e;
+      if (ctx.now() >= until) {
+        const again = await loadEnvironment(ctx, opts.environment);
+        const v = leaseVerdict(again.state, ctx.now());
+        if (v.kind === "held") throw new NylError(leaseHeldProblem(opts.environment, v));
+        throw new NylError(
+          problem("NYL-LEASE-HELD", `another run took the lease of ${opts.environment} first`, {
+            fix: "run again, or pass --wait-lease <duration>",
+            exit: Exit.refused
+          })
+        );
+      }
+    }
+  }
+}
+async function reconcileOnce(ctx, opts) {
   const env = opts.environment;
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
@@ -29577,7 +29604,11 @@ async function reconcile(ctx, opts) {
   const run = uuid72();
   const holder = currentHolder();
   const session = new RunSession(ctx.repo, ctx.backend, original, run, "reconcile", holder, await ctx.repo.signature());
-  if (verdict.kind === "broken") session.restoreOnRelease = original.lease;
+  let takenOver;
+  if (verdict.kind === "broken" && original.lease?.broken) {
+    session.restoreOnRelease = original.lease;
+    takenOver = { run: original.lease.run, leaseBroken: original.lease.broken };
+  }
   const startedAt = ctx.now();
   const record2 = {
     schema: "nyl.run/v1",
@@ -29591,7 +29622,8 @@ async function reconcile(ctx, opts) {
     updatedAt: new Date(startedAt).toISOString(),
     deadline: new Date(startedAt + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
     phase: "resolution",
-    executing: []
+    executing: [],
+    ...takenOver ? { takenOver } : {}
   };
   const mask = secretMasker();
   const outcomes = /* @__PURE__ */ new Map();
@@ -29616,15 +29648,7 @@ async function reconcile(ctx, opts) {
     }
     crashPoint("before-lease");
     if (!await session.acquire(record2, deadlineMs, t)) {
-      const again = await loadEnvironment(ctx, env);
-      const v = leaseVerdict(again.state, ctx.now());
-      if (v.kind === "held") throw new NylError(leaseHeldProblem(env, v));
-      throw new NylError(
-        problem("NYL-LEASE-HELD", `another run took the lease of ${env} first`, {
-          fix: "run again, or pass --wait-lease <duration>",
-          exit: Exit.refused
-        })
-      );
+      throw new LostRace();
     }
     acquired = true;
     crashPoint("after-lease");
@@ -29801,11 +29825,8 @@ async function reconcile(ctx, opts) {
       units: messageUnits(rows, run),
       results: rows.map((r) => r.result),
       lists: importLists(imp, rows),
-      extra: [
-        ["leaseBroken", imp?.leaseBroken],
-        ["run", run],
-        ["source", cfg.source]
-      ]
+      // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
+      extra: [["leaseBroken", imp?.leaseBroken]]
     });
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
@@ -29817,7 +29838,8 @@ async function reconcile(ctx, opts) {
         message
       });
     crashPoint("before-transition");
-    const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
+    const landedState = new Map([...state.observed, ...changed]);
+    const landed = await session.land(updates, ctx.now(), consumedRefs(original, imp, landedState));
     crashPoint("after-transition");
     for (const id of landed.late)
       problems.push(
@@ -30090,7 +30112,7 @@ async function recoverEnvironment(ctx, opts) {
       { ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, imp.observed), message }
     ],
     ctx.now(),
-    consumedRefs(imp)
+    consumedRefs(state, imp, after.observed)
   );
   const facts2 = [
     ["desired", tips.get(state.refs.desired) ?? ""],

@@ -1,13 +1,14 @@
 // Bundles the CLI (and, later, the actions) into dist/, self-contained for Node 20+.
 // `--check` builds into a temporary folder and fails when dist/ differs from a fresh build.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 const check = process.argv.includes('--check');
-const out = check ? mkdtempSync(join(tmpdir(), 'nyl-dist-')) : 'dist';
-if (!check) rmSync('dist', { recursive: true, force: true });
+// Build into a fresh folder, then move files into dist/ one by one (a rename is atomic), so a
+// test or benchmark reading dist/cli.js meanwhile never finds it missing or half written.
+const out = mkdtempSync(join(check ? tmpdir() : '.', check ? 'nyl-dist-' : '.dist-'));
 
 const entries = [{ in: 'src/cli.ts', out: 'cli' }];
 
@@ -29,7 +30,7 @@ await build({
 
 // The JSON Schema editors use for nyl.yaml, generated from the zod schemas by the CLI just built.
 const { execFileSync } = await import('node:child_process');
-const { mkdirSync, writeFileSync } = await import('node:fs');
+const { writeFileSync } = await import('node:fs');
 const schemaText = execFileSync('node', [join(out, 'cli.js'), 'schema'], { encoding: 'utf8' });
 if (check) {
   const committed = (() => {
@@ -69,5 +70,12 @@ if (check) {
   }
   console.log('dist/ is up to date');
 } else {
-  console.log(`built ${entries.map((e) => relative('.', join(out, `${e.out}.js`))).join(', ')}`);
+  mkdirSync('dist', { recursive: true });
+  for (const f of files(out)) {
+    mkdirSync(join('dist', f, '..'), { recursive: true });
+    renameSync(join(out, f), join('dist', f));
+  }
+  rmSync(out, { recursive: true, force: true });
+  chmodSync('dist/cli.js', 0o755);
+  console.log(`built ${entries.map((e) => relative('.', join('dist', `${e.out}.js`))).join(', ')}`);
 }

@@ -44,8 +44,40 @@ interface Outcome {
   desired?: DesiredUnit;
 }
 
-/** Executes what differs from the recorded state, wave by wave, and lands one transition commit. */
+/** Another run took the lease between our read and our write. */
+class LostRace extends Error {}
+
+/**
+ * Executes what differs from the recorded state, wave by wave, and lands one transition commit.
+ * Losing the race for the lease (nothing executed yet) starts over from a fresh read: under
+ * --wait-lease that waits for the winner, otherwise it is NYL-LEASE-HELD naming the winner.
+ */
 export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
+  const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await reconcileOnce(
+        attempt === 0 ? ctx : { ...ctx, opts: { ...ctx.opts, waitLeaseMs: Math.max(0, until - ctx.now()) } },
+        opts,
+      );
+    } catch (e) {
+      if (!(e instanceof LostRace)) throw e;
+      if (ctx.now() >= until) {
+        const again = await loadEnvironment(ctx, opts.environment);
+        const v = leaseVerdict(again.state, ctx.now());
+        if (v.kind === 'held') throw new NylError(leaseHeldProblem(opts.environment, v));
+        throw new NylError(
+          problem('NYL-LEASE-HELD', `another run took the lease of ${opts.environment} first`, {
+            fix: 'run again, or pass --wait-lease <duration>',
+            exit: Exit.refused,
+          }),
+        );
+      }
+    }
+  }
+}
+
+async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
   const env = opts.environment;
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
@@ -77,7 +109,12 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   const run = uuid7();
   const holder = currentHolder();
   const session = new RunSession(ctx.repo, ctx.backend, original, run, 'reconcile', holder, await ctx.repo.signature());
-  if (verdict.kind === 'broken') session.restoreOnRelease = original.lease;
+  let takenOver: RunRecord['takenOver'];
+  if (verdict.kind === 'broken' && original.lease?.broken) {
+    session.restoreOnRelease = original.lease;
+    // Should this run die before its import lands, the next importer still records the break.
+    takenOver = { run: original.lease.run, leaseBroken: original.lease.broken };
+  }
   const startedAt = ctx.now();
   const record: RunRecord = {
     schema: 'nyl.run/v1',
@@ -92,6 +129,7 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     deadline: new Date(startedAt + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
     phase: 'resolution',
     executing: [],
+    ...(takenOver ? { takenOver } : {}),
   };
   const mask = secretMasker();
   const outcomes = new Map<string, Outcome>();
@@ -117,16 +155,8 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
     }
     crashPoint('before-lease');
     if (!(await session.acquire(record, deadlineMs, t))) {
-      // Lost the race for the lease: say who won.
-      const again = await loadEnvironment(ctx, env);
-      const v = leaseVerdict(again.state, ctx.now());
-      if (v.kind === 'held') throw new NylError(leaseHeldProblem(env, v));
-      throw new NylError(
-        problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {
-          fix: 'run again, or pass --wait-lease <duration>',
-          exit: Exit.refused,
-        }),
-      );
+      // Lost the race for the lease: nothing executed yet, so start over (waiting) or say who won.
+      throw new LostRace();
     }
     acquired = true;
     crashPoint('after-lease');
@@ -320,11 +350,8 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
       units: messageUnits(rows, run),
       results: rows.map((r) => r.result),
       lists: importLists(imp, rows),
-      extra: [
-        ['leaseBroken', imp?.leaseBroken],
-        ['run', run],
-        ['source', cfg.source],
-      ],
+      // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
+      extra: [['leaseBroken', imp?.leaseBroken]],
     });
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
@@ -337,7 +364,8 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
         message,
       });
     crashPoint('before-transition');
-    const landed = await session.land(updates, ctx.now(), consumedRefs(imp));
+    const landedState = new Map([...state.observed, ...changed]);
+    const landed = await session.land(updates, ctx.now(), consumedRefs(original, imp, landedState));
     crashPoint('after-transition');
     for (const id of landed.late)
       problems.push(

@@ -111,7 +111,7 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
       { ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, imp.observed), message },
     ],
     ctx.now(),
-    consumedRefs(imp),
+    consumedRefs(state, imp, after.observed),
   );
   const facts: [string, string][] = [
     ['desired', tips.get(state.refs.desired) ?? ''],

@@ -15,19 +15,29 @@ export interface ImportResult {
   imported: string[];
   /** Units the import marked uncertain. */
   recovered: string[];
-  /** Dead run refs consumed: deleted, or retired to evidence when an uncertain unit needs them. */
+  /** Dead run refs consumed: deleted once the transition lands, or retired to evidence (see consumedRefs). */
   consumed: RunRefState[];
-  retire: Set<string>;
-  leaseBroken?: { at: string; by: string; reason: string };
+  /** The break(s) this import records: one object, or a list when a taking-over run died too. */
+  leaseBroken?: BreakInfo | BreakInfo[];
   problems: Problem[];
 }
 
-export function brokenInfo(lease: LeaseDoc | undefined): ImportResult['leaseBroken'] {
-  return lease?.state === 'broken' && lease.broken ? lease.broken : undefined;
+type BreakInfo = { at: string; by: string; reason: string };
+
+/**
+ * Breaks not recorded yet, by the run whose lease was broken: the current lease's, and any a dead
+ * taking-over run carried in its run record because it died before its import landed.
+ */
+function breaksOf(state: EnvState, lease: LeaseDoc | undefined): Map<string, BreakInfo> {
+  const out = new Map<string, BreakInfo>();
+  for (const r of state.runs.values())
+    if (r.record?.takenOver) out.set(r.record.takenOver.run, r.record.takenOver.leaseBroken);
+  if (lease?.state === 'broken' && lease.broken) out.set(lease.run, lease.broken);
+  return out;
 }
 
-function why(run: RunRefState, lease: LeaseDoc | undefined): string {
-  if (lease?.state === 'broken' && lease.run === run.id) return 'when its lease was broken';
+function why(run: RunRefState, breaks: Map<string, BreakInfo>): string {
+  if (breaks.has(run.id)) return 'when its lease was broken';
   if (run.record?.state === 'cancelled') return 'when it was cancelled';
   return `when it stopped (its deadline ${run.record?.deadline ?? 'unknown'} passed)`;
 }
@@ -54,10 +64,11 @@ export function importRuns(
     imported: [],
     recovered: [],
     consumed: [],
-    retire: new Set(),
-    leaseBroken: brokenInfo(state.lease),
     problems: [],
   };
+  const breaks = breaksOf(state, state.lease);
+  const list = [...breaks.values()].sort((a, b) => (a.at < b.at ? -1 : 1));
+  if (list.length) res.leaseBroken = list.length === 1 ? list[0] : list;
   const set = (o: ObservedUnit) => {
     current.set(o.name, o);
     res.observed.set(o.name, o);
@@ -71,7 +82,7 @@ export function importRuns(
 
   for (const run of runs) {
     res.consumed.push(run);
-    const reasonWhy = why(run, state.lease);
+    const reasonWhy = why(run, breaks);
     for (const name of order) {
       const cp: Checkpoint | undefined = run.checkpoints.get(name);
       const d: DesiredUnit | undefined = run.desired.get(name);
@@ -97,7 +108,6 @@ export function importRuns(
         set({ ...base, condition });
         res.rows.set(name, { unit: name, kind, result: 'uncertain', detail: reason });
         if (!res.recovered.includes(name)) res.recovered.push(name);
-        res.retire.add(run.id);
       };
       if (!cp) {
         uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
@@ -169,10 +179,6 @@ export function importRuns(
       res.recovered = res.recovered.filter((n) => n !== name);
     }
   }
-  // Only runs whose checkpoints an uncertain unit still needs are kept, as evidence.
-  for (const id of [...res.retire])
-    if (![...current.values()].some((o) => o.condition?.state === 'uncertain' && o.condition.run === id))
-      res.retire.delete(id);
   return res;
 }
 

@@ -87,11 +87,15 @@ export function importLists(imp: ImportResult | undefined, rows: UnitRow[] = [])
   ];
 }
 
-export function consumedRefs(imp: ImportResult | undefined) {
-  return (imp?.consumed ?? []).map((r) => ({
-    id: r.id,
-    ref: r.ref,
-    tip: r.tip,
-    retire: imp?.retire.has(r.id) ?? false,
-  }));
+/**
+ * Dead run refs and evidence refs a transition consumes, judged by the state it lands: a run an
+ * uncertain unit still names is kept as evidence (its ref retired), every other one is deleted.
+ */
+export function consumedRefs(state: EnvState, imp: ImportResult | undefined, landed: Map<string, ObservedUnit>) {
+  const needed = (id: string) =>
+    [...landed.values()].some((o) => o.condition?.state === 'uncertain' && o.condition.run === id);
+  const out = (imp?.consumed ?? []).map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: needed(r.id) }));
+  for (const e of state.evidence.values())
+    if (!needed(e.id)) out.push({ id: e.id, ref: e.ref, tip: e.tip, retire: false });
+  return out;
 }

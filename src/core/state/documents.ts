@@ -37,6 +37,8 @@ export interface RunRecord {
   wave?: number;
   /** Units started and not yet checkpointed. */
   executing: string[];
+  /** A broken lease this run took over, kept here until an import of it lands (then a later importer records it). */
+  takenOver?: { run: string; leaseBroken: { at: string; by: string; reason: string } };
   finishedAt?: string;
 }
 

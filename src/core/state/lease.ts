@@ -40,19 +40,21 @@ export function leaseVerdict(state: EnvState, now: number): LeaseVerdict {
   const l = state.lease;
   if (l?.state === 'held' && !expired(l.deadline, now))
     return { kind: 'held', run: l.run, operation: l.operation, holder: l.holder, deadline: l.deadline, via: 'lease' };
-  // Deleting the lease ref does not free the environment: a live run ref holds it too.
-  for (const r of state.runs.values()) {
-    const rec = r.record;
-    if (rec && rec.phase !== 'finished' && !expired(rec.deadline, now) && !(l?.state === 'broken' && l.run === rec.run))
-      return {
-        kind: 'held',
-        run: rec.run,
-        operation: rec.operation,
-        holder: rec.holder,
-        deadline: rec.deadline,
-        via: 'run-ref',
-      };
-  }
+  // Deleting the lease ref does not free the environment: a live run ref holds it too. While a
+  // lease document exists it is the authority: a run ref it does not name lost the lease.
+  if (!l)
+    for (const r of state.runs.values()) {
+      const rec = r.record;
+      if (rec && rec.phase !== 'finished' && !expired(rec.deadline, now))
+        return {
+          kind: 'held',
+          run: rec.run,
+          operation: rec.operation,
+          holder: rec.holder,
+          deadline: rec.deadline,
+          via: 'run-ref',
+        };
+    }
   if (l?.state === 'broken') return { kind: 'broken', run: l.run, lease: l };
   if (l?.state === 'held') return { kind: 'expired', run: l.run };
   return { kind: 'free' };

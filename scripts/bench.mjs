@@ -14,6 +14,7 @@ import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { benchRemote } from './bench-remote.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUILT = join(ROOT, 'dist', 'cli.js');
@@ -29,6 +30,7 @@ const HELP = `usage: node scripts/bench.mjs [options]
   --repeat N      samples of no-op reconcile, status and plan (default 5; the first reconcile runs once)
   --history N     transitions added to the state refs' history of the smallest size (default 1000, 0 skips)
   --keep          keep the temporary repositories and print where they are
+  --no-remote     skip the remote part (smart HTTP and file:// round trips, takeover after a kill)
 `;
 
 const { values: opt } = parseArgs({
@@ -38,6 +40,7 @@ const { values: opt } = parseArgs({
     repeat: { type: 'string' },
     history: { type: 'string' },
     keep: { type: 'boolean' },
+    'no-remote': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
@@ -398,6 +401,10 @@ try {
       temps.delete(dir);
     }
   }
+  if (!opt['no-remote']) {
+    process.stderr.write('remote: reconcile, no-op and takeover over smart HTTP and file://\n');
+    results.remote = await benchRemote({ cli: CLI, env: childEnv, check, repeat });
+  }
 } catch (e) {
   failures.push(String(e?.message ?? e));
   process.stderr.write(`${e?.stack ?? e}\n`);
@@ -475,6 +482,31 @@ if (results.history) {
     '',
     `history independence: ${h.units} units, +${h.depth} transitions on observed, desired and lease (now ${commits} commits; added in ${h.ms} ms)`,
     table(['command', 'without ms', 'with ms', 'git procs without', 'git procs with'], hist),
+  );
+}
+
+if (results.remote) {
+  const r = results.remote;
+  const rows = [];
+  for (const [t, m] of Object.entries(r.transports))
+    for (const [k, label] of [
+      ['first', 'reconcile (first)'],
+      ['noop', 'reconcile (no-op)'],
+      ['leaseBreak', 'lease break'],
+      ['takeover', 'reconcile (takeover)'],
+    ])
+      rows.push([
+        t,
+        label,
+        f1(m[k].medianMs),
+        m[k].roundTrips,
+        t === 'http' ? m[k].httpRequests : '–',
+        m[k].gitProcesses,
+      ]);
+  out.push(
+    '',
+    `remote: ${r.units} units in ${r.waves} waves; takeover after SIGKILL of the runner during wave 2 (round trips: nyl's count; HTTP requests: what the server saw)`,
+    table(['remote', 'command', 'median ms', 'round trips', 'HTTP requests', 'git procs'], rows),
   );
 }
 

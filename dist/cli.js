@@ -28918,6 +28918,9 @@ function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
   for (const dep of u.deps) {
     const o = outcomeOf2(dep);
     if (o && (o.action === "wait" || o.action === "blocked" || o.action === "invalid")) {
+      const c = observed?.condition;
+      if (c?.state === "uncertain")
+        return { ...base, policy: "manual", evaluation: { action: "wait", state: "uncertain", reason: c.reason } };
       const why2 = o.action === "wait" ? o.state : o.action === "invalid" ? "failed" : "blocked";
       return { ...base, policy: "manual", evaluation: { action: "blocked", on: dep, reason: `needs ${dep} (${why2})` } };
     }

@@ -50,6 +50,10 @@ export function evaluateUnit(
   for (const dep of u.deps) {
     const o = outcomeOf(dep);
     if (o && (o.action === 'wait' || o.action === 'blocked' || o.action === 'invalid')) {
+      // A unit's own uncertainty says more than what blocks it.
+      const c = observed?.condition;
+      if (c?.state === 'uncertain')
+        return { ...base, policy: 'manual', evaluation: { action: 'wait', state: 'uncertain', reason: c.reason } };
       const why = o.action === 'wait' ? o.state : o.action === 'invalid' ? 'failed' : 'blocked';
       return { ...base, policy: 'manual', evaluation: { action: 'blocked', on: dep, reason: `needs ${dep} (${why})` } };
     }

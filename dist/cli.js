@@ -28693,27 +28693,53 @@ reason: ${opts.reason}
 }
 
 // src/core/ops/decide.ts
-function decide(desired, observed, policy) {
+function driftOf(observed) {
+  const d = observed?.drift;
+  if (d?.state !== "drifted" || !observed?.receipt || d.receiptKey !== observed.receipt.executionKey) return void 0;
+  return d.detail || "drifted";
+}
+function decide(desired, observed, policy, opts = { driftRepair: "converge" }) {
+  const name2 = desired.name;
+  if (observed?.hold) return { action: "held", reason: `held by ${observed.hold.by}: ${observed.hold.reason}` };
   const c = observed?.condition;
+  const execute = (why2) => {
+    if (observed?.approvalRequired && !opts.planApproved)
+      return { action: "awaiting-approval", why: why2, reason: observed.approvalRequired.reason };
+    return { action: "execute", why: why2, ...opts.planApproved && observed?.approvalRequired ? { approvedBy: "plan" } : {} };
+  };
+  const unsafe = (why2, reason) => {
+    if (policy === "converge") return execute(why2);
+    if (opts.approved?.has(name2) || opts.planApproved) return { ...execute(why2), approvedBy: opts.approved?.has(name2) ? "approve" : "plan" };
+    return { action: "awaiting-approval", why: why2, reason };
+  };
   if (c?.state === "uncertain") {
-    if (policy === "converge") return { action: "execute", why: "recover" };
+    if (policy === "converge") return execute("recover");
     if (policy === "inspect") return { action: "inspect" };
     return { action: "wait", state: "uncertain", reason: c.reason };
   }
   if (c?.state === "failed") {
-    if (c.retryable !== false) return { action: "execute", why: "retry" };
-    if (c.executionKey && c.executionKey !== desired.executionKey) return { action: "execute", why: "changed" };
+    if (c.retryable !== false) return execute("retry");
+    if (c.executionKey && c.executionKey !== desired.executionKey) return execute("changed");
     return { action: "wait", state: "failed", reason: c.reason };
   }
-  if (!observed?.receipt) return { action: "execute", why: "new" };
-  if (observed.receipt.executionKey !== desired.executionKey) return { action: "execute", why: "changed" };
+  if (!observed?.receipt) return execute("new");
+  if (observed.receipt.executionKey !== desired.executionKey) return execute("changed");
+  if (opts.reapply?.has(name2))
+    return unsafe("reapply", `reapplying it is not safe (recovery policy ${policy}): approve with --approve ${name2}`);
+  const drift = driftOf(observed);
+  if (drift) {
+    if (opts.driftRepair === "manual") return { action: "drifted", reason: `${drift} (driftRepair: manual)` };
+    return unsafe("drift", `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name2}`);
+  }
   return { action: "current" };
 }
 var WHY_TEXT = {
   new: "new unit",
   changed: "desired document changed",
   retry: "last execution failed",
-  recover: "uncertain; its recovery policy converges"
+  recover: "uncertain; its recovery policy converges",
+  drift: "drifted; repairing it",
+  reapply: "reapply requested"
 };
 
 // src/core/drivers/command.ts
@@ -28910,7 +28936,7 @@ function uidFor(state, name2) {
   state.desiredUids.set(name2, uid);
   return uid;
 }
-function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
+function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid, opts = { driftRepair: sel.driftRepair }) {
   const u = sel.units.get(name2);
   if (!u) throw new Error(`unit ${name2} is not selected`);
   const observed = state.observed.get(name2);
@@ -28943,9 +28969,9 @@ function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid) {
     throw e;
   }
   const policy = driverFor(u.doc.kind).policy(desired);
-  return { ...base, policy, desired, evaluation: decide(desired, observed, policy) };
+  return { ...base, policy, desired, evaluation: decide(desired, observed, policy, opts) };
 }
-function evaluateAll(sel, state) {
+function evaluateAll(sel, state, opts = { driftRepair: sel.driftRepair }) {
   const out = /* @__PURE__ */ new Map();
   for (const wave of sel.waves)
     for (const name2 of wave)
@@ -28960,7 +28986,8 @@ function evaluateAll(sel, state) {
             return e?.action === "pending" || e?.action === "inspect" ? { action: "execute", why: "changed" } : e;
           },
           (d) => state.observed.get(d)?.receipt?.outputs,
-          uidFor(state, name2)
+          uidFor(state, name2),
+          opts
         )
       );
   return out;
@@ -28973,11 +29000,15 @@ function desiredFiles(sel, docs, state) {
     FILES.environment,
     Buffer.from(prettyJson({ schema: "nyl.environment/v1", environment: sel.environment, waves: sel.waves }))
   );
+  for (const name2 of state.observed.keys()) {
+    const old = state.desiredFiles.get(FILES.unit(name2));
+    if (!sel.units.has(name2) && old) files.set(FILES.unit(name2), { oid: old });
+  }
   for (const name2 of sel.units.keys()) {
     const d = docs.get(name2);
     const old = state.desiredFiles.get(FILES.unit(name2));
-    if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
-    else if (old) files.set(FILES.unit(name2), { oid: old });
+    if (old && (!d || state.observed.get(name2)?.hold)) files.set(FILES.unit(name2), { oid: old });
+    else if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
   }
   return files;
 }
@@ -29221,17 +29252,16 @@ function previewImport(sel, recorded, v, now) {
 }
 
 // src/core/ops/plan.ts
-async function plan(ctx, opts) {
-  const { cfg, sel, state: recorded } = await loadEnvironment(ctx, opts.environment);
-  const { state, problems } = previewImport(sel, recorded, leaseVerdict(recorded, ctx.now()), ctx.now());
-  const evaluated = evaluateAll(sel, state);
+var short = (oid) => (oid ?? "none").slice(0, 12);
+function computePlan(sel, recorded, source, now) {
+  const { state, problems } = previewImport(sel, recorded, leaseVerdict(recorded, now), now);
   const rows = [];
-  for (const e of evaluated.values()) {
+  for (const e of evaluateAll(sel, state).values()) {
     const ev = e.evaluation;
-    const row = { unit: e.name, kind: e.kind };
+    const row = { unit: e.name, kind: e.kind, executionKey: e.desired?.executionKey };
     switch (ev.action) {
       case "execute":
-        rows.push({ ...row, result: "execute", detail: WHY_TEXT[ev.why], executionKey: e.desired?.executionKey });
+        rows.push({ ...row, result: "execute", detail: WHY_TEXT[ev.why] });
         break;
       case "pending":
         rows.push({ ...row, result: "maybe", detail: `executes if the outputs of ${ev.on.join(", ")} change` });
@@ -29246,17 +29276,44 @@ async function plan(ctx, opts) {
         rows.push({ ...row, result: "blocked", detail: ev.reason });
         break;
       case "inspect":
-        rows.push({
-          ...row,
-          result: "inspect",
-          detail: "uncertain; asks its driver whether it was applied, executes if not"
-        });
+        rows.push({ ...row, result: "inspect", detail: "uncertain; asks its driver whether it was applied, executes if not" });
         break;
       case "invalid":
         rows.push({ ...row, result: "failed", detail: ev.reason });
         break;
+      case "awaiting-approval":
+        rows.push({ ...row, result: "approval", detail: `${WHY_TEXT[ev.why]}; ${ev.reason}` });
+        break;
+      case "held":
+        rows.push({ ...row, result: "held", detail: ev.reason });
+        break;
+      case "drifted":
+        rows.push({ ...row, result: "drifted", detail: ev.reason });
+        break;
     }
   }
+  const digest = sha256Key(rows.map((r) => [r.unit, r.result, r.executionKey ?? ""])).slice(7, 19);
+  const token = `v1.${short(source)}.${short(recorded.tips.desired)}.${short(recorded.tips.observed)}.${digest}`;
+  return { rows, problems, token };
+}
+function checkToken(env, given, current) {
+  if (given === current.token) return void 0;
+  const [v, src, des, obs, digest] = given.split(".");
+  const [, src2, des2, obs2] = current.token.split(".");
+  let what = "the plan differs";
+  if (v !== "v1" || digest === void 0) what = "it is not a plan token";
+  else if (src !== src2) what = `the source changed (${src} → ${src2})`;
+  else if (des !== des2) what = `the desired state changed (${des} → ${des2})`;
+  else if (obs !== obs2) what = `the observed state changed (${obs} → ${obs2})`;
+  return problem("NYL-PLAN-STALE", `plan ${given} is stale: ${what}`, {
+    subject: env,
+    exit: Exit.refused,
+    fix: `review the plan again with \`nyl plan -e ${env}\` and pass its new token to \`nyl reconcile -e ${env} --plan <token>\``
+  });
+}
+async function plan(ctx, opts) {
+  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
+  const { rows, problems, token } = computePlan(sel, state, cfg.source, ctx.now());
   const n = rows.filter((r) => r.result === "execute").length;
   const maybe = rows.filter((r) => r.result === "maybe").length;
   return {
@@ -29267,10 +29324,8 @@ async function plan(ctx, opts) {
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
     extra: [
-      [
-        "plan",
-        `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ""}, ${rows.length - n - maybe} unchanged`
-      ]
+      ["plan", `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ""}, ${rows.length - n - maybe} unchanged`],
+      ["token", token]
     ],
     desired: state.tips.desired,
     observed: state.tips.observed
@@ -29596,7 +29651,27 @@ async function reconcileOnce(ctx, opts) {
     state = { ...original, observed: new Map([...original.observed, ...imp.observed]) };
   }
   const problems = [...imp?.problems ?? [], ...lateCheckpoints(original)];
-  const pre = evaluateAll(sel, state);
+  for (const u of [...opts.approve ?? [], ...opts.reapply?.units ?? []])
+    if (!sel.units.has(u))
+      throw new NylError(
+        problem("NYL-UNIT-UNKNOWN", `${env} has no unit ${u}`, {
+          subject: u,
+          fix: `units of ${env}: ${[...sel.units.keys()].join(", ")}`
+        })
+      );
+  let planApproved = false;
+  if (opts.plan) {
+    const stale = checkToken(env, opts.plan, computePlan(sel, original, cfg.source, ctx.now()));
+    if (stale) throw new NylError(stale);
+    planApproved = true;
+  }
+  const decideOpts = {
+    driftRepair: sel.driftRepair,
+    approved: new Set(opts.approve ?? []),
+    reapply: new Set(opts.reapply?.units ?? []),
+    planApproved
+  };
+  const pre = evaluateAll(sel, state, decideOpts);
   const preDesired = /* @__PURE__ */ new Map();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
   const anyExecute = [...pre.values()].some((e) => ["execute", "pending", "inspect"].includes(e.evaluation.action));
@@ -29630,6 +29705,7 @@ async function reconcileOnce(ctx, opts) {
   };
   const mask = secretMasker();
   const outcomes = /* @__PURE__ */ new Map();
+  const whyOf = /* @__PURE__ */ new Map();
   const newOutputs = /* @__PURE__ */ new Map();
   const logs = /* @__PURE__ */ new Map();
   let acquired = false;
@@ -29663,9 +29739,10 @@ async function reconcileOnce(ctx, opts) {
       const toRun = [];
       const toInspect = [];
       for (const name2 of sel.waves[w]) {
-        const ev = evaluateUnit(sel, state, name2, dynamicOutcome, outputsOf, uidFor(state, name2));
+        const ev = evaluateUnit(sel, state, name2, dynamicOutcome, outputsOf, uidFor(state, name2), decideOpts);
         if (ev.evaluation.action === "execute" && ev.desired) {
           toRun.push({ name: name2, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
+          whyOf.set(name2, ev.evaluation);
           continue;
         }
         if (ev.evaluation.action === "inspect" && ev.desired) {
@@ -29822,14 +29899,23 @@ async function reconcileOnce(ctx, opts) {
     }
     if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
     stage();
+    const done = (n) => ["executed", "recovered"].includes(outcomes.get(n)?.row.result ?? "");
+    const ran = (why2) => [...whyOf].filter(([n, e]) => e.why === why2 && done(n)).map(([n]) => n);
+    const approvedUnits = [...whyOf].filter(([n, e]) => e.approvedBy && done(n)).map(([n]) => n);
+    const sig = await ctx.repo.signature();
+    const who = `${sig.name} <${sig.email}>`;
     const message = transitionMessage({
       operation: "reconcile",
       environment: env,
       units: messageUnits(rows, run),
       results: rows.map((r) => r.result),
-      lists: importLists(imp, rows),
+      lists: [...importLists(imp, rows), ["driftRepaired", ran("drift")]],
       // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
-      extra: [["leaseBroken", imp?.leaseBroken]]
+      extra: [
+        ["leaseBroken", imp?.leaseBroken],
+        ["reapplied", ran("reapply").length ? { by: who, reason: opts.reapply?.reason, units: ran("reapply") } : void 0],
+        ["approved", approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : void 0]
+      ]
     });
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
@@ -29929,6 +30015,12 @@ function staticRow(unit, kind, e) {
       return { unit, kind, result: "execute", detail: WHY_TEXT[e.why] };
     case "inspect":
       return { unit, kind, result: "inspect", detail: "uncertain; its driver checks whether it was applied" };
+    case "awaiting-approval":
+      return { unit, kind, result: "awaiting-approval", detail: e.reason };
+    case "held":
+      return { unit, kind, result: "held", detail: e.reason };
+    case "drifted":
+      return { unit, kind, result: "drifted", detail: e.reason };
   }
 }
 function outcomeOf(t, r, run, now) {
@@ -29938,7 +30030,8 @@ function outcomeOf(t, r, run, now) {
     name: t.name,
     kind: t.desired.kind,
     uid: t.desired.uid,
-    lastRun: run
+    lastRun: run,
+    ...t.prior?.repairs ? { repairs: t.prior.repairs } : {}
   };
   if (r.status === "succeeded") {
     const receipt = {
@@ -29982,7 +30075,12 @@ function outcomeOf(t, r, run, now) {
       durationMs: r.durationMs
     },
     evaluation: { action: "wait", state: condition.state, reason: r.reason },
-    observed: { ...base, receipt: t.prior?.receipt, condition },
+    observed: {
+      ...base,
+      receipt: t.prior?.receipt,
+      condition,
+      ...t.prior?.drift ? { drift: t.prior.drift } : {}
+    },
     desired: t.desired
   };
 }
@@ -30014,6 +30112,7 @@ function report(environment, source, run, rows, desired, observed, problems) {
   for (const r of rows) {
     if (r.result === "failed") exits.push(Exit.failed);
     if (r.result === "uncertain") exits.push(Exit.uncertain);
+    if (r.result === "awaiting-approval") exits.push(Exit.refused);
   }
   return {
     operation: "reconcile",

@@ -2,36 +2,89 @@ import type { RecoveryPolicy } from '../drivers/driver.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import type { ObservedUnit } from '../state/documents.js';
 
+export type Why = 'new' | 'changed' | 'retry' | 'recover' | 'drift' | 'reapply';
+
 export type Decision =
-  | { action: 'execute'; why: 'new' | 'changed' | 'retry' | 'recover' }
+  | { action: 'execute'; why: Why; approvedBy?: 'approve' | 'plan' }
   | { action: 'current' }
   /** Uncertain, and the kind can observe its effects: ask the driver before deciding. */
   | { action: 'inspect' }
   /** A condition that waits for an operator (`nyl recover`). */
-  | { action: 'wait'; state: 'uncertain' | 'failed'; reason: string };
+  | { action: 'wait'; state: 'uncertain' | 'failed'; reason: string }
+  /** Would execute, but it is not safe to without a person's approval. */
+  | { action: 'awaiting-approval'; why: Why; reason: string }
+  /** Held by an operator: neither executed nor re-resolved. */
+  | { action: 'held'; reason: string }
+  /** Drifted, and the environment repairs drift manually. */
+  | { action: 'drifted'; reason: string };
 
-/** Whether a unit executes, from its desired document, what was observed and its recovery policy. */
-export function decide(desired: DesiredUnit, observed: ObservedUnit | undefined, policy: RecoveryPolicy): Decision {
+/** What the operator asked of this reconcile. */
+export interface DecideOptions {
+  driftRepair: 'converge' | 'manual';
+  /** --approve: units whose unsafe execution (drift repair, reapply) is approved. */
+  approved?: ReadonlySet<string>;
+  /** --unit … --reapply: units to execute although current. */
+  reapply?: ReadonlySet<string>;
+  /** --plan with a matching token: the plan's executions are approved. */
+  planApproved?: boolean;
+}
+
+/** The latest drift observation, when it is about the current receipt and says drifted. */
+export function driftOf(observed: ObservedUnit | undefined): string | undefined {
+  const d = observed?.drift;
+  if (d?.state !== 'drifted' || !observed?.receipt || d.receiptKey !== observed.receipt.executionKey) return undefined;
+  return d.detail || 'drifted';
+}
+
+/** Whether a unit executes, from its desired document, what was observed, its policy and what was asked. */
+export function decide(
+  desired: DesiredUnit,
+  observed: ObservedUnit | undefined,
+  policy: RecoveryPolicy,
+  opts: DecideOptions = { driftRepair: 'converge' },
+): Decision {
+  const name = desired.name;
+  if (observed?.hold) return { action: 'held', reason: `held by ${observed.hold.by}: ${observed.hold.reason}` };
   const c = observed?.condition;
+  const execute = (why: Why): Decision => {
+    // After a native repair (nyl exec) the first execution needs the plan approved by its token.
+    if (observed?.approvalRequired && !opts.planApproved)
+      return { action: 'awaiting-approval', why, reason: observed.approvalRequired.reason };
+    return { action: 'execute', why, ...(opts.planApproved && observed?.approvalRequired ? { approvedBy: 'plan' as const } : {}) };
+  };
+  const unsafe = (why: Why, reason: string): Decision => {
+    if (policy === 'converge') return execute(why);
+    if (opts.approved?.has(name) || opts.planApproved) return { ...(execute(why) as object), approvedBy: opts.approved?.has(name) ? 'approve' : 'plan' } as Decision;
+    return { action: 'awaiting-approval', why, reason };
+  };
   if (c?.state === 'uncertain') {
-    if (policy === 'converge') return { action: 'execute', why: 'recover' };
+    if (policy === 'converge') return execute('recover');
     if (policy === 'inspect') return { action: 'inspect' };
     return { action: 'wait', state: 'uncertain', reason: c.reason };
   }
   if (c?.state === 'failed') {
-    if (c.retryable !== false) return { action: 'execute', why: 'retry' };
+    if (c.retryable !== false) return execute('retry');
     // A non-retryable failure waits for `nyl recover --retry`, unless what failed has changed since.
-    if (c.executionKey && c.executionKey !== desired.executionKey) return { action: 'execute', why: 'changed' };
+    if (c.executionKey && c.executionKey !== desired.executionKey) return execute('changed');
     return { action: 'wait', state: 'failed', reason: c.reason };
   }
-  if (!observed?.receipt) return { action: 'execute', why: 'new' };
-  if (observed.receipt.executionKey !== desired.executionKey) return { action: 'execute', why: 'changed' };
+  if (!observed?.receipt) return execute('new');
+  if (observed.receipt.executionKey !== desired.executionKey) return execute('changed');
+  if (opts.reapply?.has(name))
+    return unsafe('reapply', `reapplying it is not safe (recovery policy ${policy}): approve with --approve ${name}`);
+  const drift = driftOf(observed);
+  if (drift) {
+    if (opts.driftRepair === 'manual') return { action: 'drifted', reason: `${drift} (driftRepair: manual)` };
+    return unsafe('drift', `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name}`);
+  }
   return { action: 'current' };
 }
 
-export const WHY_TEXT: Record<'new' | 'changed' | 'retry' | 'recover', string> = {
+export const WHY_TEXT: Record<Why, string> = {
   new: 'new unit',
   changed: 'desired document changed',
   retry: 'last execution failed',
   recover: 'uncertain; its recovery policy converges',
+  drift: 'drifted; repairing it',
+  reapply: 'reapply requested',
 };

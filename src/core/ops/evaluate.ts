@@ -5,7 +5,7 @@ import type { Selection } from '../resolve/select.js';
 import type { ObservedUnit } from '../state/documents.js';
 import type { EnvState } from '../state/read.js';
 import { uuid7 } from '../util/uuid7.js';
-import { type Decision, decide } from './decide.js';
+import { type Decision, type DecideOptions, decide } from './decide.js';
 
 export type Evaluation =
   | Decision
@@ -42,6 +42,7 @@ export function evaluateUnit(
   outcomeOf: (dep: string) => Evaluation | undefined,
   outputsOf: (dep: string) => Outputs | undefined,
   uid: string,
+  opts: DecideOptions = { driftRepair: sel.driftRepair },
 ): EvaluatedUnit {
   const u = sel.units.get(name);
   if (!u) throw new Error(`unit ${name} is not selected`);
@@ -78,11 +79,15 @@ export function evaluateUnit(
     throw e;
   }
   const policy = driverFor(u.doc.kind).policy(desired);
-  return { ...base, policy, desired, evaluation: decide(desired, observed, policy) };
+  return { ...base, policy, desired, evaluation: decide(desired, observed, policy, opts) };
 }
 
 /** Evaluates every unit as things stand, without executing: what plan and status show. */
-export function evaluateAll(sel: Selection, state: EnvState): Map<string, EvaluatedUnit> {
+export function evaluateAll(
+  sel: Selection,
+  state: EnvState,
+  opts: DecideOptions = { driftRepair: sel.driftRepair },
+): Map<string, EvaluatedUnit> {
   const out = new Map<string, EvaluatedUnit>();
   for (const wave of sel.waves)
     for (const name of wave)
@@ -99,6 +104,7 @@ export function evaluateAll(sel: Selection, state: EnvState): Map<string, Evalua
           },
           (d) => state.observed.get(d)?.receipt?.outputs,
           uidFor(state, name),
+          opts,
         ),
       );
   return out;

@@ -12,7 +12,8 @@ import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from 
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { uuid7 } from '../util/uuid7.js';
-import { WHY_TEXT } from './decide.js';
+import { type DecideOptions, WHY_TEXT } from './decide.js';
+import { checkToken, computePlan } from './plan.js';
 import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.js';
 import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
@@ -32,6 +33,12 @@ import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from
 export interface ReconcileOptions {
   environment: string;
   parallelism?: number;
+  /** --approve: units whose unsafe execution (drift repair, reapply) a person approves. */
+  approve?: string[];
+  /** --unit … --reapply --reason: execute these although their receipts are current. */
+  reapply?: { units: string[]; reason: string };
+  /** --plan: execute exactly the plan this token names, or refuse a stale one. */
+  plan?: string;
 }
 
 export const DEFAULT_PARALLELISM = 4;
@@ -96,8 +103,29 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   }
   const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
 
+  for (const u of [...(opts.approve ?? []), ...(opts.reapply?.units ?? [])])
+    if (!sel.units.has(u))
+      throw new NylError(
+        problem('NYL-UNIT-UNKNOWN', `${env} has no unit ${u}`, {
+          subject: u,
+          fix: `units of ${env}: ${[...sel.units.keys()].join(', ')}`,
+        }),
+      );
+  let planApproved = false;
+  if (opts.plan) {
+    const stale = checkToken(env, opts.plan, computePlan(sel, original, cfg.source, ctx.now()));
+    if (stale) throw new NylError(stale);
+    planApproved = true;
+  }
+  const decideOpts: DecideOptions = {
+    driftRepair: sel.driftRepair,
+    approved: new Set(opts.approve ?? []),
+    reapply: new Set(opts.reapply?.units ?? []),
+    planApproved,
+  };
+
   // Nothing to do: one read, no lease, no write.
-  const pre = evaluateAll(sel, state);
+  const pre = evaluateAll(sel, state, decideOpts);
   const preDesired = new Map<string, DesiredUnit>();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
   const anyExecute = [...pre.values()].some((e) => ['execute', 'pending', 'inspect'].includes(e.evaluation.action));
@@ -133,6 +161,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   };
   const mask = secretMasker();
   const outcomes = new Map<string, Outcome>();
+  const whyOf = new Map<string, Extract<Evaluation, { action: 'execute' }>>();
   const newOutputs = new Map<string, Record<string, string>>();
   const logs = new Map<string, string>();
   let acquired = false;
@@ -170,9 +199,10 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       const toRun: { name: string; desired: DesiredUnit; why: string; prior?: ObservedUnit }[] = [];
       const toInspect: { name: string; desired: DesiredUnit; prior?: ObservedUnit }[] = [];
       for (const name of sel.waves[w] as string[]) {
-        const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name));
+        const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name), decideOpts);
         if (ev.evaluation.action === 'execute' && ev.desired) {
           toRun.push({ name, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
+          whyOf.set(name, ev.evaluation);
           continue;
         }
         if (ev.evaluation.action === 'inspect' && ev.desired) {
@@ -343,15 +373,25 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     }
     if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
     stage();
+    // Executions by reason, for the transition's lists: drift repairs, reapplies, approvals.
+    const done = (n: string) => ['executed', 'recovered'].includes(outcomes.get(n)?.row.result ?? '');
+    const ran = (why: string) => [...whyOf].filter(([n, e]) => e.why === why && done(n)).map(([n]) => n);
+    const approvedUnits = [...whyOf].filter(([n, e]) => e.approvedBy && done(n)).map(([n]) => n);
+    const sig = await ctx.repo.signature();
+    const who = `${sig.name} <${sig.email}>`;
 
     const message = transitionMessage({
       operation: 'reconcile',
       environment: env,
       units: messageUnits(rows, run),
       results: rows.map((r) => r.result),
-      lists: importLists(imp, rows),
+      lists: [...importLists(imp, rows), ['driftRepaired', ran('drift')]],
       // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
-      extra: [['leaseBroken', imp?.leaseBroken]],
+      extra: [
+        ['leaseBroken', imp?.leaseBroken],
+        ['reapplied', ran('reapply').length ? { by: who, reason: opts.reapply?.reason, units: ran('reapply') } : undefined],
+        ['approved', approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : undefined],
+      ],
     });
     const updates = [];
     if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
@@ -464,6 +504,12 @@ function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
       return { unit, kind, result: 'execute', detail: WHY_TEXT[e.why] };
     case 'inspect':
       return { unit, kind, result: 'inspect', detail: 'uncertain; its driver checks whether it was applied' };
+    case 'awaiting-approval':
+      return { unit, kind, result: 'awaiting-approval', detail: e.reason };
+    case 'held':
+      return { unit, kind, result: 'held', detail: e.reason };
+    case 'drifted':
+      return { unit, kind, result: 'drifted', detail: e.reason };
   }
 }
 
@@ -474,12 +520,14 @@ function outcomeOf(
   now: number,
 ): Outcome {
   const at = new Date(now).toISOString();
-  const base = {
+  // Repairs stay on record; observations were about the old receipt; an approval is used up.
+  const base: ObservedUnit = {
     schema: 'nyl.observed-unit/v1' as const,
     name: t.name,
     kind: t.desired.kind,
     uid: t.desired.uid,
     lastRun: run,
+    ...(t.prior?.repairs ? { repairs: t.prior.repairs } : {}),
   };
   if (r.status === 'succeeded') {
     const receipt: Receipt = {
@@ -526,7 +574,12 @@ function outcomeOf(
       durationMs: r.durationMs,
     },
     evaluation: { action: 'wait', state: condition.state, reason: r.reason },
-    observed: { ...base, receipt: t.prior?.receipt, condition },
+    observed: {
+      ...base,
+      receipt: t.prior?.receipt,
+      condition,
+      ...(t.prior?.drift ? { drift: t.prior.drift } : {}),
+    },
     desired: t.desired,
   };
 }
@@ -569,6 +622,7 @@ function report(
   for (const r of rows) {
     if (r.result === 'failed') exits.push(Exit.failed);
     if (r.result === 'uncertain') exits.push(Exit.uncertain);
+    if (r.result === 'awaiting-approval') exits.push(Exit.refused);
   }
   return {
     operation: 'reconcile',

@@ -14,12 +14,17 @@ export function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>, sta
     FILES.environment,
     Buffer.from(prettyJson({ schema: 'nyl.environment/v1', environment: sel.environment, waves: sel.waves })),
   );
+  // Units that left the configuration keep their last document until torn down or forgotten.
+  for (const name of state.observed.keys()) {
+    const old = state.desiredFiles.get(FILES.unit(name));
+    if (!sel.units.has(name) && old) files.set(FILES.unit(name), { oid: old });
+  }
   for (const name of sel.units.keys()) {
     const d = docs.get(name);
     const old = state.desiredFiles.get(FILES.unit(name));
-    // A unit that could not be resolved this time keeps the document it had.
-    if (d) files.set(FILES.unit(name), Buffer.from(prettyJson(d)));
-    else if (old) files.set(FILES.unit(name), { oid: old });
+    // A held unit keeps the document of its last receipt; one that could not be resolved keeps its own.
+    if (old && (!d || state.observed.get(name)?.hold)) files.set(FILES.unit(name), { oid: old });
+    else if (d) files.set(FILES.unit(name), Buffer.from(prettyJson(d)));
   }
   return files;
 }

@@ -91,6 +91,18 @@ export interface ObservedUnit {
   condition?: Condition;
   /** Run that last changed this document. */
   lastRun: string;
+  /** Latest drift observation by `nyl verify`, about the receipt with `receiptKey`. */
+  drift?: { state: 'in-sync' | 'drifted' | 'unknown'; detail: string; at: string; receiptKey: string };
+  /** Latest health observation a driver reported. */
+  health?: { state: string; detail: string; at: string };
+  /** Attestations a driver reported at the last verify (e.g. digests, versions). */
+  attestations?: Record<string, string>;
+  /** Held by an operator: not executed, its consumers resolve from its last receipt. */
+  hold?: { by: string; reason: string; at: string };
+  /** Native repairs made with `nyl exec` (newest last, bounded). */
+  repairs?: { run: string; command: string[]; by: string; reason?: string; at: string; exitCode: number | null; output: string }[];
+  /** After a repair and resume: the first execution needs its plan approved by token. */
+  approvalRequired?: { reason: string; since: string };
 }
 
 export interface EnvironmentDoc {

@@ -3715,22 +3715,22 @@ var require_errors = __commonJS({
   "node_modules/yaml/dist/errors.js"(exports) {
     "use strict";
     var YAMLError = class extends Error {
-      constructor(name2, pos, code, message) {
+      constructor(name2, pos, code, message2) {
         super();
         this.name = name2;
         this.code = code;
-        this.message = message;
+        this.message = message2;
         this.pos = pos;
       }
     };
     var YAMLParseError = class extends YAMLError {
-      constructor(pos, code, message) {
-        super("YAMLParseError", pos, code, message);
+      constructor(pos, code, message2) {
+        super("YAMLParseError", pos, code, message2);
       }
     };
     var YAMLWarning = class extends YAMLError {
-      constructor(pos, code, message) {
-        super("YAMLWarning", pos, code, message);
+      constructor(pos, code, message2) {
+        super("YAMLWarning", pos, code, message2);
       }
     };
     var prettifyError2 = (src, lc) => (error62) => {
@@ -4410,8 +4410,8 @@ var require_compose_collection = __commonJS({
         const { anchor: anchor2, newlineAfterProp: nl } = props;
         const lastProp = anchor2 && tagToken ? anchor2.offset > tagToken.offset ? anchor2 : tagToken : anchor2 ?? tagToken;
         if (lastProp && (!nl || nl.offset < lastProp.offset)) {
-          const message = "Missing newline after block sequence props";
-          onError(lastProp, "MISSING_CHAR", message);
+          const message2 = "Missing newline after block sequence props";
+          onError(lastProp, "MISSING_CHAR", message2);
         }
       }
       const expType = token.type === "block-map" ? "map" : token.type === "block-seq" ? "seq" : token.start.source === "{" ? "map" : "seq";
@@ -4483,15 +4483,15 @@ var require_resolve_block_scalar = __commonJS({
             trimIndent = indent.length;
         } else {
           if (indent.length < trimIndent) {
-            const message = "Block scalars with more-indented leading empty lines must use an explicit indentation indicator";
-            onError(offset + indent.length, "MISSING_CHAR", message);
+            const message2 = "Block scalars with more-indented leading empty lines must use an explicit indentation indicator";
+            onError(offset + indent.length, "MISSING_CHAR", message2);
           }
           if (header.indent === 0)
             trimIndent = indent.length;
           contentStart = i;
           if (trimIndent === 0 && !ctx.atRoot) {
-            const message = "Block scalar values in collections must be indented";
-            onError(offset, "BAD_INDENT", message);
+            const message2 = "Block scalar values in collections must be indented";
+            onError(offset, "BAD_INDENT", message2);
           }
           break;
         }
@@ -4514,8 +4514,8 @@ var require_resolve_block_scalar = __commonJS({
           content = content.slice(0, -1);
         if (content && indent.length < trimIndent) {
           const src = header.indent ? "explicit indentation indicator" : "first line";
-          const message = `Block scalar lines must not be less indented than their ${src}`;
-          onError(offset - content.length - (crlf ? 2 : 1), "BAD_INDENT", message);
+          const message2 = `Block scalar lines must not be less indented than their ${src}`;
+          onError(offset - content.length - (crlf ? 2 : 1), "BAD_INDENT", message2);
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
@@ -4593,8 +4593,8 @@ var require_resolve_block_scalar = __commonJS({
             break;
           case "comment":
             if (strict && !hasSpace) {
-              const message = "Comments must be separated from other tokens by white space characters";
-              onError(token, "MISSING_CHAR", message);
+              const message2 = "Comments must be separated from other tokens by white space characters";
+              onError(token, "MISSING_CHAR", message2);
             }
             length += token.source.length;
             comment = token.source.substring(1);
@@ -4605,8 +4605,8 @@ var require_resolve_block_scalar = __commonJS({
             break;
           /* istanbul ignore next should not happen */
           default: {
-            const message = `Unexpected token in block scalar header: ${token.type}`;
-            onError(token, "UNEXPECTED_TOKEN", message);
+            const message2 = `Unexpected token in block scalar header: ${token.type}`;
+            onError(token, "UNEXPECTED_TOKEN", message2);
             const ts = token.source;
             if (ts && typeof ts === "string")
               length += ts.length;
@@ -4999,13 +4999,13 @@ var require_compose_node = __commonJS({
             if (anchor2)
               node2.anchor = anchor2.source.substring(1);
           } catch (error62) {
-            const message = error62 instanceof Error ? error62.message : String(error62);
-            onError(token, "RESOURCE_EXHAUSTION", message);
+            const message2 = error62 instanceof Error ? error62.message : String(error62);
+            onError(token, "RESOURCE_EXHAUSTION", message2);
           }
           break;
         default: {
-          const message = token.type === "error" ? token.message : `Unsupported token (type: ${token.type})`;
-          onError(token, "UNEXPECTED_TOKEN", message);
+          const message2 = token.type === "error" ? token.message : `Unsupported token (type: ${token.type})`;
+          onError(token, "UNEXPECTED_TOKEN", message2);
           isSrcToken = false;
         }
       }
@@ -5161,12 +5161,12 @@ var require_composer = __commonJS({
         this.prelude = [];
         this.errors = [];
         this.warnings = [];
-        this.onError = (source, code, message, warning) => {
+        this.onError = (source, code, message2, warning) => {
           const pos = getErrorPos(source);
           if (warning)
-            this.warnings.push(new errors.YAMLWarning(pos, code, message));
+            this.warnings.push(new errors.YAMLWarning(pos, code, message2));
           else
-            this.errors.push(new errors.YAMLParseError(pos, code, message));
+            this.errors.push(new errors.YAMLParseError(pos, code, message2));
         };
         this.directives = new directives.Directives({ version: options.version || "1.2" });
         this.options = options;
@@ -5236,10 +5236,10 @@ ${cb}` : comment;
           console.dir(token, { depth: null });
         switch (token.type) {
           case "directive":
-            this.directives.add(token.source, (offset, message, warning) => {
+            this.directives.add(token.source, (offset, message2, warning) => {
               const pos = getErrorPos(token);
               pos[0] += offset;
-              this.onError(pos, "BAD_DIRECTIVE", message, warning);
+              this.onError(pos, "BAD_DIRECTIVE", message2, warning);
             });
             this.prelude.push(token.source);
             this.atDirectives = true;
@@ -5328,12 +5328,12 @@ var require_cst_scalar = __commonJS({
     var stringifyString = require_stringifyString();
     function resolveAsScalar(token, strict = true, onError) {
       if (token) {
-        const _onError = (pos, code, message) => {
+        const _onError = (pos, code, message2) => {
           const offset = typeof pos === "number" ? pos : Array.isArray(pos) ? pos[0] : pos.offset;
           if (onError)
-            onError(offset, code, message);
+            onError(offset, code, message2);
           else
-            throw new errors.YAMLParseError([offset, offset + 1], code, message);
+            throw new errors.YAMLParseError([offset, offset + 1], code, message2);
         };
         switch (token.type) {
           case "scalar":
@@ -6493,8 +6493,8 @@ var require_parser = __commonJS({
         }
         const type = cst.tokenType(source);
         if (!type) {
-          const message = `Not a YAML token: ${source}`;
-          yield* this.pop({ type: "error", offset: this.offset, message, source });
+          const message2 = `Not a YAML token: ${source}`;
+          yield* this.pop({ type: "error", offset: this.offset, message: message2, source });
           this.offset += source.length;
         } else if (type === "scalar") {
           this.atNewLine = false;
@@ -6584,8 +6584,8 @@ var require_parser = __commonJS({
       *pop(error62) {
         const token = error62 ?? this.stack.pop();
         if (!token) {
-          const message = "Tried to pop an empty stack";
-          yield { type: "error", offset: this.offset, source: "", message };
+          const message2 = "Tried to pop an empty stack";
+          yield { type: "error", offset: this.offset, source: "", message: message2 };
         } else if (this.stack.length === 0) {
           yield token;
         } else {
@@ -8542,8 +8542,8 @@ function prefixIssues(path, issues) {
     return iss;
   });
 }
-function unwrapMessage(message) {
-  return typeof message === "string" ? message : message?.message;
+function unwrapMessage(message2) {
+  return typeof message2 === "string" ? message2 : message2?.message;
 }
 function sizeCaps(defChecks) {
   const caps = [];
@@ -8573,7 +8573,7 @@ function finalizeIssue(iss, ctx, config2) {
       iss.schema = iss.inst;
   }
   const schemaError = iss.schema !== iss.inst ? iss.schema?._zod.def?.error : void 0;
-  const message = iss.message ? iss.message : unwrapMessage(iss.inst?._zod.def?.error?.(iss)) ?? unwrapMessage(schemaError?.(iss)) ?? unwrapMessage(ctx?.error?.(iss)) ?? unwrapMessage(config2.customError?.(iss)) ?? unwrapMessage(config2.localeError?.(iss)) ?? "Invalid input";
+  const message2 = iss.message ? iss.message : unwrapMessage(iss.inst?._zod.def?.error?.(iss)) ?? unwrapMessage(schemaError?.(iss)) ?? unwrapMessage(ctx?.error?.(iss)) ?? unwrapMessage(config2.customError?.(iss)) ?? unwrapMessage(config2.localeError?.(iss)) ?? "Invalid input";
   const full = {};
   for (const k of Object.keys(iss)) {
     if (k === "inst" || k === "schema" || k === "continue" || k === "input" || k === "__proto__")
@@ -8581,7 +8581,7 @@ function finalizeIssue(iss, ctx, config2) {
     full[k] = iss[k];
   }
   full.path ?? (full.path = []);
-  full.message = message;
+  full.message = message2;
   if (ctx?.reportInput) {
     full.input = iss.input;
   }
@@ -20320,8 +20320,8 @@ var globalRegistry = globalThis.__zod_globalRegistry;
 var INVALID = /* @__PURE__ */ Symbol.for("zod.compile.invalid");
 var FALLBACK_FLAG = /* @__PURE__ */ Symbol.for("zod.compile.fallback");
 var ZodCompileAsyncError = class extends Error {
-  constructor(message = "z.compile does not support async refinements, transforms, or checks") {
-    super(message);
+  constructor(message2 = "z.compile does not support async refinements, transforms, or checks") {
+    super(message2);
     this.name = "ZodCompileAsyncError";
   }
 };
@@ -23021,12 +23021,12 @@ function initializeContext(params) {
     external: params?.external ?? void 0
   };
 }
-function handleUnrepresentable(schema, ctx, json2, params, message) {
-  const result = typeof ctx.unrepresentable === "function" ? ctx.unrepresentable({ zodSchema: schema, path: params.path, message }) : ctx.unrepresentable;
+function handleUnrepresentable(schema, ctx, json2, params, message2) {
+  const result = typeof ctx.unrepresentable === "function" ? ctx.unrepresentable({ zodSchema: schema, path: params.path, message: message2 }) : ctx.unrepresentable;
   if (result === "any")
     return false;
   if (result === void 0 || result === "throw")
-    throw new Error(message);
+    throw new Error(message2);
   Object.assign(json2, result);
   return true;
 }
@@ -27194,12 +27194,13 @@ function killGroup(pid, sig) {
   } catch {
   }
 }
-function runScript(opts) {
+function runProcess(opts) {
   const started = Date.now();
   toolStats.spawns++;
   const keep = opts.tailBytes ?? TAIL;
   return new Promise((resolve2) => {
-    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", opts.script], {
+    const [cmd, ...args] = opts.argv ?? ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", opts.script ?? ""];
+    const child = spawn(cmd, args, {
       cwd: opts.cwd,
       env: opts.env,
       detached: true,
@@ -27214,10 +27215,14 @@ function runScript(opts) {
     child.stdout.setEncoding("utf8");
     child.stderr.setEncoding("utf8");
     child.stdout.on("data", (d) => {
+      if (opts.echo) process.stdout.write(d);
       add(d);
       if (stdout.length < keep) stdout += d;
     });
-    child.stderr.on("data", add);
+    child.stderr.on("data", (d) => {
+      if (opts.echo) process.stderr.write(d);
+      add(d);
+    });
     let timedOut = false;
     let cancelled = false;
     let killTimer;
@@ -27271,6 +27276,7 @@ function runScript(opts) {
     });
   });
 }
+var runScript = (opts) => runProcess(opts);
 
 // src/core/git/exec.ts
 import { spawn as spawn2 } from "node:child_process";
@@ -27313,17 +27319,62 @@ function runGit(args, opts) {
   });
 }
 
-// src/core/state/documents.ts
-var FILES = {
-  lease: "lease.json",
-  run: "run.json",
-  environment: "environment.json",
-  unit: (name2) => `units/${name2}.json`,
-  log: (name2) => `logs/${name2}.txt`,
-  runDesired: (name2) => `units/${name2}/desired.json`,
-  runCheckpoint: (name2) => `units/${name2}/checkpoint.json`,
-  runLog: (name2) => `units/${name2}/log.txt`
-};
+// src/core/config/references.ts
+var EXPR = /\$\{\{\s*(.*?)\s*\}\}/g;
+var REF = /^units\.(.+)\.outputs\.([A-Za-z_][A-Za-z0-9_-]*)$/;
+function scanReferences(text) {
+  const refs = [];
+  const bad = [];
+  for (const m of text.matchAll(EXPR)) {
+    const r = REF.exec(m[1]);
+    if (r) refs.push({ unit: r[1], key: r[2], text: m[0] });
+    else bad.push(m[0]);
+  }
+  return { refs, bad };
+}
+function referenceVariable(ref) {
+  const enc = (s) => s.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return `NYL_INPUT_${enc(ref.unit)}__${enc(ref.key)}`;
+}
+function shellSafeScript(script) {
+  let out = "";
+  let inSingle = false;
+  let inDouble = false;
+  let i = 0;
+  while (i < script.length) {
+    const ch = script[i];
+    if (script.startsWith("${{", i)) {
+      const end = script.indexOf("}}", i + 3);
+      if (end >= 0) {
+        const inner = script.slice(i + 3, end).trim();
+        const r = REF.exec(inner);
+        if (r) {
+          const v = `\${${referenceVariable({ unit: r[1], key: r[2] })}}`;
+          out += inSingle ? `'"${v}"'` : inDouble ? v : `"${v}"`;
+          i = end + 2;
+          continue;
+        }
+      }
+    }
+    if (ch === "#" && !inSingle && !inDouble && (i === 0 || /\s|;/.test(script[i - 1]))) {
+      const nl = script.indexOf("\n", i);
+      const end = nl < 0 ? script.length : nl;
+      out += script.slice(i, end);
+      i = end;
+      continue;
+    }
+    if (ch === "\\" && !inSingle) {
+      out += script.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (ch === "'" && !inDouble) inSingle = !inSingle;
+    else if (ch === '"' && !inSingle) inDouble = !inDouble;
+    out += ch;
+    i++;
+  }
+  return out;
+}
 
 // src/core/state/lease.ts
 import { hostname as hostname3, userInfo } from "node:os";
@@ -27428,12 +27479,12 @@ var NylError = class extends Error {
     return worstExit(this.problems.map((p) => p.exit));
   }
 };
-function problem(code, message, opts = {}) {
+function problem(code, message2, opts = {}) {
   return {
     severity: opts.severity ?? "error",
     code,
     subject: opts.subject,
-    message,
+    message: message2,
     fix: opts.fix,
     exit: opts.exit ?? Exit.failed
   };
@@ -27444,68 +27495,877 @@ function worstExit(codes) {
   return Exit.ok;
 }
 
-// src/core/config/load.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { posix, relative, resolve } from "node:path";
+// src/core/state/documents.ts
+var FILES = {
+  lease: "lease.json",
+  run: "run.json",
+  environment: "environment.json",
+  unit: (name2) => `units/${name2}.json`,
+  log: (name2) => `logs/${name2}.txt`,
+  runDesired: (name2) => `units/${name2}/desired.json`,
+  runCheckpoint: (name2) => `units/${name2}/checkpoint.json`,
+  runLog: (name2) => `units/${name2}/log.txt`
+};
 
-// src/core/config/references.ts
-var EXPR = /\$\{\{\s*(.*?)\s*\}\}/g;
-var REF = /^units\.(.+)\.outputs\.([A-Za-z_][A-Za-z0-9_-]*)$/;
-function scanReferences(text) {
-  const refs = [];
-  const bad = [];
-  for (const m of text.matchAll(EXPR)) {
-    const r = REF.exec(m[1]);
-    if (r) refs.push({ unit: r[1], key: r[2], text: m[0] });
-    else bad.push(m[0]);
+// src/core/state/run-session.ts
+function runSubject(run, r) {
+  if (r.phase === "wave" && r.wave !== void 0)
+    return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(", ")}`;
+  return `nyl: run ${run} ${r.phase === "finished" ? r.state : r.phase}`;
+}
+var RunSession = class {
+  constructor(repo, backend, state, run, operation, holder, author) {
+    this.repo = repo;
+    this.backend = backend;
+    this.state = state;
+    this.run = run;
+    this.operation = operation;
+    this.holder = holder;
+    this.author = author;
+    this.leaseTip = state.tips.lease;
   }
-  return { refs, bad };
-}
-function referenceVariable(ref) {
-  const enc = (s) => s.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-  return `NYL_INPUT_${enc(ref.unit)}__${enc(ref.key)}`;
-}
-function shellSafeScript(script) {
-  let out = "";
-  let inSingle = false;
-  let inDouble = false;
-  let i = 0;
-  while (i < script.length) {
-    const ch = script[i];
-    if (script.startsWith("${{", i)) {
-      const end = script.indexOf("}}", i + 3);
-      if (end >= 0) {
-        const inner = script.slice(i + 3, end).trim();
-        const r = REF.exec(inner);
-        if (r) {
-          const v = `\${${referenceVariable({ unit: r[1], key: r[2] })}}`;
-          out += inSingle ? `'"${v}"'` : inDouble ? v : `"${v}"`;
-          i = end + 2;
-          continue;
+  repo;
+  backend;
+  state;
+  run;
+  operation;
+  holder;
+  author;
+  leaseTip;
+  runTip;
+  runFiles = /* @__PURE__ */ new Map();
+  lease;
+  writes = 0;
+  get runRef() {
+    return this.state.refs.run(this.run);
+  }
+  leaseCommit(batch, doc, message2) {
+    const tree = batch.tree(/* @__PURE__ */ new Map([[FILES.lease, Buffer.from(prettyJson(doc))]]));
+    return batch.commit({ tree, parents: this.leaseTip ? [this.leaseTip] : [], author: this.author, message: message2 });
+  }
+  runCommit(batch, record2, message2) {
+    this.runFiles.set(FILES.run, Buffer.from(prettyJson(record2)));
+    const tree = batch.tree(this.runFiles);
+    return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message: message2 });
+  }
+  /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
+  prepare(now) {
+    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, 0);
+  }
+  /** Takes the lease and creates the run ref in one write; a lost race is NYL-LEASE-HELD's business. */
+  async acquire(record2, deadlineMs, now) {
+    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, deadlineMs);
+    const batch = this.repo.batch();
+    const lease = this.leaseCommit(
+      batch,
+      this.lease,
+      `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`
+    );
+    const run = this.runCommit(batch, record2, runSubject(this.run, record2));
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      { ref: this.runRef, old: void 0, new: run }
+    ]);
+    this.writes++;
+    if (ok) {
+      this.leaseTip = lease;
+      this.runTip = run;
+    }
+    return ok;
+  }
+  renewed(now, deadlineMs, state = "held") {
+    this.lease = {
+      ...this.lease,
+      state,
+      renewedAt: new Date(now).toISOString(),
+      deadline: new Date(now + deadlineMs).toISOString()
+    };
+    return this.lease;
+  }
+  lost() {
+    throw new NylError(
+      problem(
+        "NYL-LEASE-LOST",
+        `the lease of ${this.state.environment} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`,
+        {
+          fix: `run \`nyl status -e ${this.state.environment}\` to see who holds it; the next run imports what this run checkpointed`,
+          exit: Exit.uncertain
         }
+      )
+    );
+  }
+  /** Checkpoints on the run ref with a lease renewal. */
+  async checkpoint(record2, deadlineMs, now) {
+    const batch = this.repo.batch();
+    const lease = this.leaseCommit(
+      batch,
+      this.renewed(now, deadlineMs),
+      `nyl: renew lease ${this.state.environment} for ${this.run}`
+    );
+    const run = this.runCommit(batch, record2, runSubject(this.run, record2));
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      { ref: this.runRef, old: this.runTip, new: run }
+    ]);
+    this.writes++;
+    if (!ok) this.lost();
+    this.leaseTip = lease;
+    this.runTip = run;
+  }
+  /**
+   * Lands the transition: state refs, consumed dead run refs deleted or retired to evidence,
+   * this run's ref deleted, lease released, in one write. A dead run that is in fact alive may
+   * move its ref meanwhile (a late checkpoint): then, if the lease is still ours, that ref is
+   * retired as evidence instead and the write retried once. Returns the new state tips.
+   */
+  async land(updates, now, consumed = []) {
+    const batch = this.repo.batch();
+    const tips = /* @__PURE__ */ new Map();
+    const refUpdates = [];
+    for (const u of updates) {
+      const tree = batch.tree(u.files);
+      const commit = batch.commit({ tree, parents: u.old ? [u.old] : [], author: this.author, message: u.message });
+      tips.set(u.ref, commit);
+      refUpdates.push({ ref: u.ref, old: u.old, new: commit });
+    }
+    const lease = this.leaseCommit(
+      batch,
+      this.releasedLease(now),
+      `nyl: release lease ${this.state.environment} from ${this.run}`
+    );
+    await batch.flush();
+    const late = [];
+    const attempt = (list) => {
+      const dead = [];
+      for (const c of list) {
+        dead.push({ ref: c.ref, old: c.tip, new: void 0 });
+        if (c.retire) dead.push({ ref: this.state.refs.evidence(c.id), old: void 0, new: c.tip });
+      }
+      return this.backend.update([
+        { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+        ...refUpdates,
+        ...this.runTip ? [{ ref: this.runRef, old: this.runTip, new: void 0 }] : [],
+        ...dead
+      ]);
+    };
+    this.writes++;
+    let ok = await attempt(consumed);
+    if (!ok && consumed.length) {
+      const fresh = await this.backend.list(this.state.refs.lease.replace(/\/lease$/, ""));
+      if (fresh.get(this.state.refs.lease) === this.leaseTip) {
+        const again = consumed.flatMap((c) => {
+          const tip = fresh.get(c.ref);
+          if (tip === void 0) return [];
+          if (tip !== c.tip) late.push(c.id);
+          if (tip !== c.tip && c.ref === this.state.refs.evidence(c.id)) return [];
+          return [{ ...c, tip, retire: c.retire || tip !== c.tip }];
+        });
+        this.writes++;
+        ok = await attempt(again);
       }
     }
-    if (ch === "#" && !inSingle && !inDouble && (i === 0 || /\s|;/.test(script[i - 1]))) {
-      const nl = script.indexOf("\n", i);
-      const end = nl < 0 ? script.length : nl;
-      out += script.slice(i, end);
-      i = end;
-      continue;
-    }
-    if (ch === "\\" && !inSingle) {
-      out += script.slice(i, i + 2);
-      i += 2;
-      continue;
-    }
-    if (ch === "'" && !inDouble) inSingle = !inSingle;
-    else if (ch === '"' && !inSingle) inDouble = !inDouble;
-    out += ch;
-    i++;
+    if (!ok) this.lost();
+    this.leaseTip = lease;
+    this.runTip = void 0;
+    return { tips, late };
   }
+  /** A broken lease taken over by an importer goes back when no import lands (seed: "puts the broken lease back"). */
+  restoreOnRelease;
+  releasedLease(now) {
+    return this.renewed(now, 0, "released");
+  }
+  /**
+   * After losing the lease: checkpoints still go to this run's own ref (or, once retired, its
+   * evidence ref) with a compare-and-swap on that ref alone. Late checkpoints: evidence, never state.
+   */
+  async salvage(record2) {
+    if (!this.runTip) return "none";
+    const batch = this.repo.batch();
+    const run = this.runCommit(batch, record2, `nyl: run ${this.run} late checkpoint`);
+    await batch.flush();
+    if (await this.backend.update([{ ref: this.runRef, old: this.runTip, new: run }])) {
+      this.runTip = run;
+      return "run";
+    }
+    const evidence = this.state.refs.evidence(this.run);
+    if (await this.backend.update([{ ref: evidence, old: this.runTip, new: run }])) return "evidence";
+    return "none";
+  }
+  /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
+  async finish(record2, now) {
+    const batch = this.repo.batch();
+    const doc = this.restoreOnRelease ?? this.releasedLease(now);
+    const lease = this.leaseCommit(batch, doc, `nyl: release lease ${this.state.environment} from ${this.run}`);
+    const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.state}`);
+    await batch.flush();
+    const ok = await this.backend.update([
+      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+      { ref: this.runRef, old: this.runTip, new: run }
+    ]);
+    this.writes++;
+    if (!ok) this.lost();
+    this.leaseTip = lease;
+    this.runTip = run;
+  }
+  /** True once this session has taken the lease. */
+  get holding() {
+    return this.runTip !== void 0;
+  }
+};
+
+// src/core/util/mask.ts
+var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH)/i;
+function secretMasker(env = process.env) {
+  const values = Object.entries(env).filter(([k, v]) => SECRET_NAME.test(k) && typeof v === "string" && v.length >= 4).map(([, v]) => v).sort((a, b) => b.length - a.length);
+  if (!values.length) return (t) => t;
+  return (text) => {
+    let out = text;
+    for (const v of values) if (out.includes(v)) out = out.split(v).join("***");
+    return out;
+  };
+}
+
+// src/core/util/uuid7.ts
+import { randomBytes } from "node:crypto";
+function uuid72(now = Date.now()) {
+  const b = randomBytes(16);
+  const ms = BigInt(now);
+  for (let i = 0; i < 6; i++) b[i] = Number(ms >> BigInt(8 * (5 - i)) & 0xffn);
+  b[6] = b[6] & 15 | 112;
+  b[8] = b[8] & 63 | 128;
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// src/core/drivers/command.ts
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+var REASON_LINES = 5;
+function lastLines(text, n) {
+  const lines = text.replace(/\s+$/, "").split("\n");
+  return lines.slice(-n).join("\n");
+}
+function parseOutputFile(text) {
+  const outputs = {};
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].replace(/\r$/, "");
+    if (line.trim() === "") continue;
+    const heredoc = /^([A-Za-z_][A-Za-z0-9_-]*)<<(.+)$/.exec(line);
+    if (heredoc) {
+      const delim = heredoc[2];
+      const body = [];
+      let j = i + 1;
+      while (j < lines.length && lines[j].replace(/\r$/, "") !== delim) body.push(lines[j++]);
+      if (j >= lines.length) return { outputs, error: `NYL_OUTPUT line ${i + 1}: no closing ${delim}` };
+      outputs[heredoc[1]] = body.join("\n");
+      i = j;
+      continue;
+    }
+    const eq = line.indexOf("=");
+    const key = eq > 0 ? line.slice(0, eq) : "";
+    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key))
+      return { outputs, error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(line.slice(0, 80))}` };
+    outputs[key] = line.slice(eq + 1);
+  }
+  return { outputs };
+}
+function unitEnv(ctx, output2) {
+  const env = {
+    ...process.env,
+    NYL_ENVIRONMENT: ctx.environment,
+    NYL_UNIT: ctx.unit.name,
+    NYL_RUN: ctx.run,
+    NYL_UID: ctx.unit.uid,
+    NYL_OUTPUT: output2
+  };
+  for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
+    const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
+    if (m) env[referenceVariable({ unit: m[1], key: m[2] })] = value;
+  }
+  return env;
+}
+async function runUnitScript(ctx, script) {
+  const dir = await mkdtemp(join(tmpdir(), "nyl-out-"));
+  const outFile = join(dir, "output");
+  try {
+    const r = await runScript({
+      script: shellSafeScript(script),
+      cwd: ctx.cwd,
+      env: unitEnv(ctx, outFile),
+      timeoutMs: ctx.timeoutMs,
+      cancellation: ctx.cancellation
+    });
+    const text = await readFile(outFile, "utf8").catch(() => "");
+    return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(text) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+var commandDriver = {
+  kind: "Command",
+  policy(unit) {
+    const spec = unit.spec;
+    if (spec.idempotent) return "converge";
+    if (spec.inspect) return "inspect";
+    return "manual";
+  },
+  async execute(ctx) {
+    const spec = ctx.unit.spec;
+    const { r, log, parsed } = await runUnitScript(ctx, spec.run);
+    const durationMs = r.durationMs;
+    if (r.timedOut)
+      return {
+        status: "uncertain",
+        reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
+        log,
+        durationMs
+      };
+    if (r.cancelled)
+      return { status: "uncertain", reason: `run ${ctx.run} was cancelled while executing it`, log, durationMs };
+    if (r.exitCode === null)
+      return {
+        status: "uncertain",
+        reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
+        log,
+        durationMs
+      };
+    const retryable = spec.retryable !== false;
+    if (r.exitCode !== 0) {
+      const tail = lastLines(log, REASON_LINES);
+      const how = `exited with ${r.exitCode}`;
+      return {
+        status: "failed",
+        reason: tail ? `${how}: ${tail}` : how,
+        exitCode: r.exitCode,
+        retryable,
+        log,
+        durationMs
+      };
+    }
+    if (parsed.error) return { status: "failed", reason: ctx.mask(parsed.error), retryable, log, durationMs };
+    return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs };
+  },
+  /** `spec.check`: exit 0 in sync, 2 drifted (stdout is the detail), else unknown; NYL_OUTPUT lines attest. */
+  async verify(ctx) {
+    const spec = ctx.unit.spec;
+    if (!spec.check) return void 0;
+    const { r, log, parsed } = await runUnitScript(ctx, spec.check);
+    const attestations = parsed.error ? void 0 : parsed.outputs;
+    const extra = Object.keys(attestations ?? {}).length ? { attestations } : {};
+    if (r.exitCode === 0) return { state: "in-sync", detail: "", ...extra };
+    if (r.exitCode === 2)
+      return { state: "drifted", detail: lastLines(ctx.mask(r.stdout), REASON_LINES) || "drifted", ...extra };
+    const how = r.timedOut ? "timed out" : r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+    const tail = lastLines(log, REASON_LINES);
+    return { state: "unknown", detail: `check ${how}${tail ? `: ${tail}` : ""}` };
+  },
+  /** `spec.destroy`: removes what the unit made; same contract as run. */
+  async destroy(ctx) {
+    const spec = ctx.unit.spec;
+    if (!spec.destroy) return void 0;
+    return this.execute({ ...ctx, unit: { ...ctx.unit, spec: { ...ctx.unit.spec, run: spec.destroy } } });
+  },
+  /** `spec.inspect`: exit 0 applied (its NYL_OUTPUT lines are the outputs), 2 not applied, else unknown. */
+  async inspect(ctx) {
+    const spec = ctx.unit.spec;
+    if (!spec.inspect) return { status: "unknown", reason: "the unit has no spec.inspect", log: "" };
+    const { r, log, parsed } = await runUnitScript(ctx, spec.inspect);
+    if (r.exitCode === 0 && !parsed.error) return { status: "applied", outputs: parsed.outputs, artifacts: {}, log };
+    if (r.exitCode === 2) return { status: "not-applied", log };
+    const how = r.timedOut ? "timed out" : r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+    const tail = lastLines(log, REASON_LINES);
+    return {
+      status: "unknown",
+      reason: `inspect ${how}${parsed.error ? ` (${ctx.mask(parsed.error)})` : ""}${tail ? `: ${tail}` : ""}`,
+      log
+    };
+  }
+};
+
+// src/core/drivers/index.ts
+var DRIVERS = { Command: commandDriver };
+function driverFor(kind) {
+  const d = DRIVERS[kind];
+  if (!d) throw new Error(`no driver for kind ${kind}`);
+  return d;
+}
+
+// src/core/resolve/desired.ts
+var DEFAULT_TIMEOUT_MS = 30 * 6e4;
+var MissingOutputError = class extends Error {
+  constructor(unit, ref, key) {
+    super(`${unit}: ${ref} has no output ${key}`);
+    this.unit = unit;
+    this.ref = ref;
+    this.key = key;
+  }
+  unit;
+  ref;
+  key;
+};
+function resolveUnit(u, uid, outputsOf) {
+  const inputs = {};
+  for (const r of u.refs) {
+    const outs = outputsOf(r.unit);
+    const v = outs?.[r.key];
+    if (v === void 0) throw new MissingOutputError(u.doc.name, r.unit, r.key);
+    inputs[`units.${r.unit}.outputs.${r.key}`] = v;
+  }
+  const spec = u.doc.spec;
+  const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
+  return {
+    schema: "nyl.desired-unit/v1",
+    name: u.doc.name,
+    kind: u.doc.kind,
+    uid,
+    executionKey,
+    spec,
+    inputs,
+    needs: u.deps,
+    timeout: u.doc.timeout ?? "30m"
+  };
+}
+function timeoutMs(d) {
+  return parseDuration(d.timeout) ?? DEFAULT_TIMEOUT_MS;
+}
+
+// src/core/ops/decide.ts
+function driftOf(observed) {
+  const d = observed?.drift;
+  if (d?.state !== "drifted" || !observed?.receipt || d.receiptKey !== observed.receipt.executionKey) return void 0;
+  return d.detail || "drifted";
+}
+function decide(desired, observed, policy, opts = { driftRepair: "converge" }) {
+  const name2 = desired.name;
+  if (observed?.hold) return { action: "held", reason: `held by ${observed.hold.by}: ${observed.hold.reason}` };
+  const c = observed?.condition;
+  const execute = (why2) => {
+    if (observed?.approvalRequired && !opts.planApproved)
+      return { action: "awaiting-approval", why: why2, reason: observed.approvalRequired.reason };
+    return {
+      action: "execute",
+      why: why2,
+      ...opts.planApproved && observed?.approvalRequired ? { approvedBy: "plan" } : {}
+    };
+  };
+  const unsafe = (why2, reason) => {
+    if (policy === "converge") return execute(why2);
+    if (opts.approved?.has(name2) || opts.planApproved)
+      return { ...execute(why2), approvedBy: opts.approved?.has(name2) ? "approve" : "plan" };
+    return { action: "awaiting-approval", why: why2, reason };
+  };
+  if (c?.state === "uncertain") {
+    if (policy === "converge") return execute("recover");
+    if (policy === "inspect") return { action: "inspect" };
+    return { action: "wait", state: "uncertain", reason: c.reason };
+  }
+  if (c?.state === "failed") {
+    if (c.retryable !== false) return execute("retry");
+    if (c.executionKey && c.executionKey !== desired.executionKey) return execute("changed");
+    return { action: "wait", state: "failed", reason: c.reason };
+  }
+  if (!observed?.receipt) return execute("new");
+  if (observed.receipt.executionKey !== desired.executionKey) return execute("changed");
+  if (opts.reapply?.has(name2))
+    return unsafe("reapply", `reapplying it is not safe (recovery policy ${policy}): approve with --approve ${name2}`);
+  const drift = driftOf(observed);
+  if (drift) {
+    if (opts.driftRepair === "manual") return { action: "drifted", reason: `${drift} (driftRepair: manual)` };
+    return unsafe(
+      "drift",
+      `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name2}`
+    );
+  }
+  return { action: "current" };
+}
+var WHY_TEXT = {
+  new: "new unit",
+  changed: "desired document changed",
+  retry: "last execution failed",
+  recover: "uncertain; its recovery policy converges",
+  drift: "drifted; repairing it",
+  reapply: "reapply requested"
+};
+
+// src/core/ops/evaluate.ts
+function uidFor(state, name2) {
+  const known = state.observed.get(name2)?.uid ?? state.desiredUids.get(name2);
+  if (known) return known;
+  const uid = uuid72();
+  state.desiredUids.set(name2, uid);
+  return uid;
+}
+function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid, opts = { driftRepair: sel.driftRepair }) {
+  const u = sel.units.get(name2);
+  if (!u) throw new Error(`unit ${name2} is not selected`);
+  const observed = state.observed.get(name2);
+  const base = { name: name2, kind: u.doc.kind, observed };
+  for (const dep of u.deps) {
+    const o = outcomeOf2(dep);
+    if (o && (o.action === "wait" || o.action === "blocked" || o.action === "invalid")) {
+      const c = observed?.condition;
+      if (c?.state === "uncertain")
+        return { ...base, policy: "manual", evaluation: { action: "wait", state: "uncertain", reason: c.reason } };
+      const why2 = o.action === "wait" ? o.state : o.action === "invalid" ? "failed" : "blocked";
+      return { ...base, policy: "manual", evaluation: { action: "blocked", on: dep, reason: `needs ${dep} (${why2})` } };
+    }
+  }
+  const pendingOn = u.refs.map((r) => r.unit).filter((d, i, a) => a.indexOf(d) === i && outcomeOf2(d)?.action === "execute");
+  if (pendingOn.length) return { ...base, policy: "manual", evaluation: { action: "pending", on: pendingOn } };
+  let desired;
+  try {
+    desired = resolveUnit(u, uid, outputsOf);
+  } catch (e) {
+    if (e instanceof MissingOutputError)
+      return {
+        ...base,
+        policy: "manual",
+        evaluation: {
+          action: "invalid",
+          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`
+        }
+      };
+    throw e;
+  }
+  const policy = driverFor(u.doc.kind).policy(desired);
+  return { ...base, policy, desired, evaluation: decide(desired, observed, policy, opts) };
+}
+function evaluateAll(sel, state, opts = { driftRepair: sel.driftRepair }) {
+  const out = /* @__PURE__ */ new Map();
+  for (const wave of sel.waves)
+    for (const name2 of wave)
+      out.set(
+        name2,
+        evaluateUnit(
+          sel,
+          state,
+          name2,
+          (d) => {
+            const e = out.get(d)?.evaluation;
+            return e?.action === "pending" || e?.action === "inspect" ? { action: "execute", why: "changed" } : e;
+          },
+          (d) => state.observed.get(d)?.receipt?.outputs,
+          uidFor(state, name2),
+          opts
+        )
+      );
   return out;
 }
 
+// src/core/ops/lease-problems.ts
+function leaseHeldProblem(env, v, now = Date.now()) {
+  const skew = Date.parse(v.deadline) < now ? `
+its deadline passed ${Math.round((now - Date.parse(v.deadline)) / 1e3)}s ago; runners' clocks may differ, so it holds ${CLOCK_SKEW_MS / 1e3}s longer` : "";
+  return problem(
+    "NYL-LEASE-HELD",
+    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}${skew}`,
+    {
+      exit: Exit.refused,
+      fix: "wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone"
+    }
+  );
+}
+
+// src/core/ops/message.ts
+var ORDER = ["executed", "recovered", "imported", "failed", "uncertain", "blocked", "awaiting-approval", "current"];
+function countsText(results) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of results) counts.set(r, (counts.get(r) ?? 0) + 1);
+  const keys = [...counts.keys()].sort((a, b) => rank(a) - rank(b));
+  return keys.map((k) => `${counts.get(k)} ${k}`).join(", ");
+}
+function rank(r) {
+  const i = ORDER.indexOf(r);
+  return i < 0 ? ORDER.length : i;
+}
+function flowList(names) {
+  return `[${names.join(", ")}]`;
+}
+function transitionMessage(s) {
+  const counts = countsText(s.results);
+  const lines = [`nyl: ${s.operation} ${s.environment}${counts ? ` (${counts})` : ""}`, ""];
+  if (s.units.size) {
+    lines.push("units:");
+    for (const [name2, v] of s.units) lines.push(`  ${name2}: ${JSON.stringify(sorted(v))}`);
+  } else lines.push("units: {}");
+  for (const [key, names] of s.lists) if (names.length) lines.push(`${key}: ${flowList(names)}`);
+  for (const [key, v] of s.extra ?? [])
+    if (v !== void 0) lines.push(`${key}: ${typeof v === "string" ? v : JSON.stringify(sorted(v))}`);
+  return `${lines.join("\n")}
+`;
+}
+function sorted(v) {
+  if (!v || typeof v !== "object" || Array.isArray(v)) return v;
+  const out = {};
+  for (const k of Object.keys(v).sort()) out[k] = v[k];
+  return out;
+}
+
+// src/core/ops/transition.ts
+function desiredFiles(sel, docs, state) {
+  const files = /* @__PURE__ */ new Map();
+  files.set(
+    FILES.environment,
+    Buffer.from(prettyJson({ schema: "nyl.environment/v1", environment: sel.environment, waves: sel.waves }))
+  );
+  for (const name2 of state.observed.keys()) {
+    const old = state.desiredFiles.get(FILES.unit(name2));
+    if (!sel.units.has(name2) && old) files.set(FILES.unit(name2), { oid: old });
+  }
+  for (const name2 of sel.units.keys()) {
+    const d = docs.get(name2);
+    const old = state.desiredFiles.get(FILES.unit(name2));
+    if (old && (!d || state.observed.get(name2)?.hold)) files.set(FILES.unit(name2), { oid: old });
+    else if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
+  }
+  return files;
+}
+function observedFiles(state, changed, logs = /* @__PURE__ */ new Map()) {
+  const files = /* @__PURE__ */ new Map();
+  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
+  for (const [name2, o] of changed) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
+  for (const [name2, log] of logs) files.set(FILES.log(name2), Buffer.from(log));
+  return files;
+}
+function sameFiles(repo, files, old) {
+  if (files.size !== old.size) return false;
+  const batch = repo.batch();
+  for (const [p, c] of files) {
+    const oid = Buffer.isBuffer(c) ? batch.add("blob", c) : c.oid;
+    if (old.get(p) !== oid) return false;
+  }
+  return true;
+}
+function keyResolver(sel) {
+  return (unit, uid, observed) => {
+    const u = sel.units.get(unit);
+    if (!u) return void 0;
+    try {
+      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
+    } catch {
+      return void 0;
+    }
+  };
+}
+function messageUnits(rows, run) {
+  const out = /* @__PURE__ */ new Map();
+  for (const r of rows) {
+    if (r.result === "current") continue;
+    const v = { result: r.result };
+    if (r.executionKey) v.executionKey = r.executionKey;
+    if (r.result !== "executed" && r.result !== "recovered" && r.result !== "imported" && r.detail) v.reason = r.detail;
+    if (r.run && r.run !== run) v.run = r.run;
+    out.set(r.unit, v);
+  }
+  return out;
+}
+function importLists(imp, rows = []) {
+  const recovered = [...imp?.recovered ?? []];
+  for (const r of rows) if (r.result === "recovered" && !recovered.includes(r.unit)) recovered.push(r.unit);
+  return [
+    ["recovered", recovered],
+    ["imported", imp?.imported ?? []]
+  ];
+}
+function consumedRefs(state, imp, landed) {
+  const needed = (id) => [...landed.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id);
+  const out = (imp?.consumed ?? []).map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: needed(r.id) }));
+  for (const e of state.evidence.values())
+    if (!needed(e.id)) out.push({ id: e.id, ref: e.ref, tip: e.tip, retire: false });
+  return out;
+}
+
+// src/core/ops/takeover.ts
+function breaksOf(state, lease) {
+  const out = /* @__PURE__ */ new Map();
+  for (const r of state.runs.values())
+    if (r.record?.takenOver) out.set(r.record.takenOver.run, r.record.takenOver.leaseBroken);
+  if (lease?.state === "broken" && lease.broken) out.set(lease.run, lease.broken);
+  return out;
+}
+function why(run, breaks) {
+  if (breaks.has(run.id)) return "when its lease was broken";
+  if (run.record?.state === "cancelled") return "when it was cancelled";
+  return `when it stopped (its deadline ${run.record?.deadline ?? "unknown"} passed)`;
+}
+function importRuns(sel, state, keyOf, now) {
+  const env = state.environment;
+  const at = new Date(now).toISOString();
+  const current = new Map(state.observed);
+  const res = {
+    observed: /* @__PURE__ */ new Map(),
+    rows: /* @__PURE__ */ new Map(),
+    imported: [],
+    recovered: [],
+    consumed: [],
+    problems: []
+  };
+  const breaks = breaksOf(state, state.lease);
+  const list = [...breaks.values()].sort((a, b) => a.at < b.at ? -1 : 1);
+  if (list.length) res.leaseBroken = list.length === 1 ? list[0] : list;
+  const set2 = (o) => {
+    current.set(o.name, o);
+    res.observed.set(o.name, o);
+  };
+  const runs = [...state.runs.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+  const order = [...sel?.waves.flat() ?? []];
+  for (const r of runs)
+    for (const n of [...r.desired.keys(), ...r.checkpoints.keys(), ...r.record?.executing ?? []])
+      if (!order.includes(n)) order.push(n);
+  for (const run of runs) {
+    res.consumed.push(run);
+    const reasonWhy = why(run, breaks);
+    for (const name2 of order) {
+      const cp = run.checkpoints.get(name2);
+      const d = run.desired.get(name2);
+      const executing = run.record?.executing?.includes(name2) ?? false;
+      if (!cp && !executing) continue;
+      const prior = current.get(name2);
+      if (prior && prior.lastRun > run.id) continue;
+      const uid = prior?.uid ?? d?.uid ?? cp?.uid;
+      if (!uid) continue;
+      const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? "Command";
+      const base = {
+        schema: "nyl.observed-unit/v1",
+        name: name2,
+        kind,
+        uid,
+        receipt: prior?.receipt,
+        lastRun: run.id
+      };
+      const uncertain = (reason, checkpointed) => {
+        const condition = { state: "uncertain", reason, run: run.id, since: at };
+        if (checkpointed) condition.checkpointed = true;
+        set2({ ...base, condition });
+        res.rows.set(name2, { unit: name2, kind, result: "uncertain", detail: reason });
+        if (!res.recovered.includes(name2)) res.recovered.push(name2);
+      };
+      if (!cp) {
+        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
+        continue;
+      }
+      const key = keyOf(name2, uid, current);
+      if (cp.result === "uncertain") {
+        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
+        continue;
+      }
+      if (key !== void 0 && cp.executionKey !== key) {
+        res.problems.push(
+          problem(
+            "NYL-RUN-SUPERSEDED",
+            `run ${run.id} checkpointed ${name2} with execution key ${cp.executionKey}, which is not its key now (${key})`,
+            {
+              severity: "warning",
+              subject: name2,
+              exit: cp.result === "succeeded" ? Exit.uncertain : Exit.ok,
+              fix: cp.result === "succeeded" ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name2} --retry --reason <text>\`` : "nothing to do: a failed execution claims no effect"
+            }
+          )
+        );
+        if (cp.result === "succeeded")
+          uncertain(`run ${run.id} applied a superseded desired document (NYL-RUN-SUPERSEDED)`, true);
+        continue;
+      }
+      if (cp.result === "failed") {
+        const reason = cp.reason ?? `run ${run.id} failed it`;
+        set2({
+          ...base,
+          condition: {
+            state: "failed",
+            reason,
+            run: run.id,
+            since: cp.at,
+            retryable: cp.retryable,
+            exitCode: cp.exitCode
+          }
+        });
+        res.rows.set(name2, { unit: name2, kind, result: "failed", detail: reason, run: run.id });
+        continue;
+      }
+      set2({
+        ...base,
+        condition: void 0,
+        receipt: {
+          executionKey: cp.executionKey,
+          uid,
+          run: run.id,
+          at: cp.at,
+          outputs: cp.outputs ?? {},
+          artifacts: cp.artifacts ?? {}
+        }
+      });
+      res.rows.set(name2, {
+        unit: name2,
+        kind,
+        result: "imported",
+        detail: "",
+        executionKey: cp.executionKey,
+        run: run.id
+      });
+      if (!res.imported.includes(name2)) res.imported.push(name2);
+      res.recovered = res.recovered.filter((n) => n !== name2);
+    }
+  }
+  return res;
+}
+function lateCheckpoints(state) {
+  const out = [];
+  for (const ev of state.evidence.values())
+    for (const [name2, cp] of ev.checkpoints) {
+      const c = state.observed.get(name2)?.condition;
+      if (c?.state !== "uncertain" || c.run !== ev.id || c.checkpointed) continue;
+      out.push(
+        problem(
+          "NYL-RUN-LATE-CHECKPOINT",
+          `run ${ev.id} checkpointed ${name2} (${cp.result}) after it was marked uncertain; the checkpoint is kept as evidence and does not clear the condition`,
+          {
+            severity: "warning",
+            subject: name2,
+            exit: Exit.uncertain,
+            fix: `if that execution is the one you want, adopt it: \`nyl recover -e ${state.environment} --unit ${name2} --accept ${ev.id} --reason <text>\``
+          }
+        )
+      );
+    }
+  return out;
+}
+function previewImport(sel, recorded, v, now) {
+  const env = recorded.environment;
+  const problems = [];
+  let state = recorded;
+  const dead = v.kind === "held" ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
+  if (dead.length) {
+    const preview = importRuns(sel, { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) }, keyResolver(sel), now);
+    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
+    for (const r of dead) {
+      const left = [...preview.observed.values()].filter(
+        (o) => o.condition?.run === r.id && o.condition.state === "uncertain"
+      );
+      const how = r.record?.state === "cancelled" ? "cancelled" : v.kind === "broken" && v.run === r.id ? "lease broken" : "died";
+      problems.push(
+        problem(
+          "NYL-RUN-UNIMPORTED",
+          `run ${r.id} (${r.record?.operation ?? "unknown"}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(", ")}` : ""}`,
+          {
+            severity: "warning",
+            subject: r.id,
+            exit: Exit.uncertain,
+            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`
+          }
+        )
+      );
+    }
+  }
+  return { state, problems };
+}
+
 // src/core/config/load.ts
+var import_yaml = __toESM(require_dist(), 1);
+import { posix, relative, resolve } from "node:path";
 var DEFAULT_FILES = ["nyl.yaml", "nyl.yml"];
 async function loadConfig(repo, opts) {
   const rev = opts.rev ?? "HEAD";
@@ -27984,7 +28844,7 @@ function parseCommit(body) {
   const text = body.toString("utf8");
   const sep = text.indexOf("\n\n");
   const head = sep < 0 ? text : text.slice(0, sep);
-  const message = sep < 0 ? "" : text.slice(sep + 2);
+  const message2 = sep < 0 ? "" : text.slice(sep + 2);
   let tree = "";
   const parents = [];
   let author = "";
@@ -28000,7 +28860,7 @@ function parseCommit(body) {
       }
     }
   }
-  return { tree, parents, message, author, time: time3 };
+  return { tree, parents, message: message2, author, time: time3 };
 }
 var PACK_TYPE = { commit: 1, tree: 2, blob: 3 };
 function buildPack(algo, objects) {
@@ -28030,8 +28890,8 @@ function buildPack(algo, objects) {
 
 // src/core/git/repo.ts
 var GitError = class extends Error {
-  constructor(message, stderr) {
-    super(message);
+  constructor(message2, stderr) {
+    super(message2);
     this.stderr = stderr;
   }
   stderr;
@@ -28537,20 +29397,6 @@ var Cancellation = class {
   }
 };
 
-// src/core/ops/lease-problems.ts
-function leaseHeldProblem(env, v, now = Date.now()) {
-  const skew = Date.parse(v.deadline) < now ? `
-its deadline passed ${Math.round((now - Date.parse(v.deadline)) / 1e3)}s ago; runners' clocks may differ, so it holds ${CLOCK_SKEW_MS / 1e3}s longer` : "";
-  return problem(
-    "NYL-LEASE-HELD",
-    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}${skew}`,
-    {
-      exit: Exit.refused,
-      fix: "wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone"
-    }
-  );
-}
-
 // src/core/ops/workspace.ts
 async function openWorkspace(opts, extra = {}) {
   let repo;
@@ -28618,6 +29464,498 @@ async function waitForLease(ctx, loaded, accept = (v) => v.kind !== "held", refu
     delay = Math.min(delay * 2, 5e3);
     current = { ...current, ...await readState(ctx, current.sel) };
   }
+}
+
+// src/core/ops/recover.ts
+async function recover(ctx, opts) {
+  return opts.unit ? recoverUnit(ctx, opts) : recoverEnvironment(ctx, opts);
+}
+function leaseBrokenError(env, run) {
+  return new NylError(
+    problem("NYL-LEASE-BROKEN", `the lease of ${env} was broken and its run ${run} has not been imported yet`, {
+      exit: Exit.refused,
+      fix: `run \`nyl recover -e ${env}\` to import it (a \`nyl reconcile\` or \`nyl teardown\` of ${env} imports it too), then run this command again`
+    })
+  );
+}
+async function waitForNonImportWrite(ctx, loaded) {
+  const env = loaded.sel.environment;
+  const unimported = (l) => [...l.state.runs.keys()];
+  let current = loaded;
+  current = await waitForLease(
+    ctx,
+    current,
+    (v) => v.kind !== "held" && v.kind !== "broken",
+    (v) => v.kind === "broken" ? leaseBrokenError(env, v.run) : new NylError(leaseHeldProblem(env, v))
+  );
+  const left = unimported(current);
+  if (left.length)
+    throw new NylError(
+      problem(
+        "NYL-RUN-UNIMPORTED",
+        `run ${left[0]} of ${env} ended without landing its results and has not been imported yet`,
+        {
+          exit: Exit.uncertain,
+          fix: `run \`nyl recover -e ${env} --reason <text>\` to import it (or \`nyl reconcile -e ${env}\`), then run this command again`
+        }
+      )
+    );
+  return current;
+}
+async function recoverEnvironment(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const { sel, state } = loaded;
+  const base = { operation: "recover", environment: env };
+  const v = leaseVerdict(state, ctx.now());
+  if (!state.runs.size && v.kind !== "broken")
+    return { ...base, outcome: "nothing to import", facts: [], problems: [], exit: Exit.ok };
+  const imp = importRuns(sel, state, keyResolver(sel), ctx.now());
+  const after = { ...state, observed: new Map([...state.observed, ...imp.observed]) };
+  const evaluated = evaluateAll(sel, after);
+  const docs = new Map([...evaluated].flatMap(([n, e]) => e.desired ? [[n, e.desired]] : []));
+  const rows = [...imp.rows.values()];
+  const op = uuid72();
+  const message2 = transitionMessage({
+    operation: "recover",
+    environment: env,
+    units: messageUnits(rows, void 0),
+    results: rows.map((r) => r.result),
+    lists: importLists(imp),
+    extra: [
+      ["leaseBroken", imp.leaseBroken],
+      ["reason", JSON.stringify(opts.reason)]
+    ]
+  });
+  const session = new RunSession(
+    ctx.repo,
+    ctx.backend,
+    state,
+    op,
+    "recover",
+    currentHolder(),
+    await ctx.repo.signature()
+  );
+  session.prepare(ctx.now());
+  const { tips } = await session.land(
+    [
+      { ref: state.refs.desired, old: state.tips.desired, files: desiredFiles(sel, docs, after), message: message2 },
+      { ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, imp.observed), message: message2 }
+    ],
+    ctx.now(),
+    consumedRefs(state, imp, after.observed)
+  );
+  const facts2 = [
+    ["desired", tips.get(state.refs.desired) ?? ""],
+    ["observed", tips.get(state.refs.observed) ?? ""],
+    ["imported", JSON.stringify(imp.imported)]
+  ];
+  if (imp.leaseBroken) facts2.push(["leaseBroken", canonicalJson(imp.leaseBroken)]);
+  facts2.push(["recovered", JSON.stringify(imp.recovered)]);
+  return { ...base, outcome: "done", facts: facts2, problems: imp.problems, exit: Exit.ok };
+}
+function evidenceOf(state, unit, key, uid) {
+  const out = [];
+  for (const r of [...state.runs.values(), ...state.evidence.values()]) {
+    const cp = r.checkpoints.get(unit);
+    if (!cp) continue;
+    let why2;
+    if (cp.result !== "succeeded") why2 = `its execution ${cp.result === "failed" ? "failed" : "is uncertain"}`;
+    else if (key === void 0) why2 = "the unit has no desired document now";
+    else if (cp.executionKey !== key) why2 = `its execution key ${cp.executionKey} is not the desired ${key}`;
+    else if (uid && cp.uid !== uid) why2 = `its uid ${cp.uid} is not the unit's ${uid}`;
+    out.push({
+      run: r.id,
+      ref: r.ref,
+      result: cp.result,
+      executionKey: cp.executionKey,
+      at: cp.at,
+      accept: !why2,
+      ...why2 ? { why: why2 } : {}
+    });
+  }
+  return out.sort((a, b) => a.run < b.run ? 1 : -1);
+}
+async function recoverUnit(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForNonImportWrite(ctx, loaded);
+  const { sel, state } = loaded;
+  const unit = opts.unit;
+  const observed = state.observed.get(unit);
+  if (!observed && !sel.units.has(unit))
+    throw new NylError(
+      problem("NYL-UNIT-UNKNOWN", `${env} has no unit ${unit}`, {
+        subject: unit,
+        fix: `run \`nyl status -e ${env}\` to see its units`
+      })
+    );
+  const evaluated = evaluateAll(sel, state).get(unit);
+  const key = evaluated?.desired?.executionKey;
+  const evidence = evidenceOf(state, unit, key, observed?.uid);
+  const condition = observed?.condition;
+  const op = uuid72();
+  let next;
+  let action;
+  if (opts.accept && observed?.hold)
+    throw new NylError(
+      problem(
+        "NYL-UNIT-HELD",
+        `unit ${unit} is held: --accept adopts a checkpoint, and a held unit runs nothing a checkpoint could match`,
+        {
+          subject: unit,
+          exit: Exit.refused,
+          fix: `resume it first: \`nyl resume -e ${env} --unit ${unit} --reason <text>\``
+        }
+      )
+    );
+  if (opts.accept) {
+    const ev = evidence.find((e) => e.run === opts.accept);
+    if (!ev?.accept)
+      throw new NylError(
+        problem(
+          "NYL-RECOVER-NO-EVIDENCE",
+          ev ? `the checkpoint of ${unit} by run ${opts.accept} cannot be adopted: ${ev.why}` : `Nyl holds no checkpoint of ${unit} by run ${opts.accept}`,
+          {
+            subject: unit,
+            exit: Exit.refused,
+            fix: evidence.some((e) => e.accept) ? `adopt one that matches: ${evidence.filter((e) => e.accept).map((e) => e.run).join(", ")}` : `check the unit and use --retry instead: \`nyl recover -e ${env} --unit ${unit} --retry --reason <text>\``
+          }
+        )
+      );
+    const cp = (state.runs.get(ev.run) ?? state.evidence.get(ev.run))?.checkpoints.get(unit);
+    next = {
+      schema: "nyl.observed-unit/v1",
+      name: unit,
+      kind: cp.kind,
+      uid: cp.uid,
+      receipt: {
+        executionKey: cp.executionKey,
+        uid: cp.uid,
+        run: ev.run,
+        at: cp.at,
+        outputs: cp.outputs ?? {},
+        artifacts: cp.artifacts ?? {}
+      },
+      lastRun: op
+    };
+    action = `accept ${ev.run}`;
+  } else {
+    if (!condition)
+      throw new NylError(
+        problem("NYL-RECOVER-NOTHING", `unit ${unit} of ${env} has no condition to clear`, {
+          subject: unit,
+          exit: Exit.failed,
+          fix: `nothing to recover; \`nyl status -e ${env}\` shows its state`
+        })
+      );
+    next = { ...observed, condition: void 0, lastRun: op };
+    action = "retry";
+  }
+  const after = new Map(state.observed);
+  after.set(unit, next);
+  const stale = [...state.evidence.values()].filter(
+    (r) => ![...after.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === r.id)
+  );
+  const who = await ctx.repo.signature();
+  const message2 = [
+    `nyl: recover ${env} ${unit} (${action.split(" ")[0]})`,
+    "",
+    `unit: ${unit}`,
+    `action: ${action}`,
+    `reason: ${JSON.stringify(opts.reason)}`,
+    `by: ${who.name} <${who.email}>`,
+    ...condition ? [`condition: ${canonicalJson(condition)}`] : [],
+    ""
+  ].join("\n");
+  const session = new RunSession(ctx.repo, ctx.backend, state, op, "recover", currentHolder(), who);
+  session.prepare(ctx.now());
+  const { tips } = await session.land(
+    [
+      {
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, /* @__PURE__ */ new Map([[unit, next]])),
+        message: message2
+      }
+    ],
+    ctx.now(),
+    stale.map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: false }))
+  );
+  return {
+    operation: "recover",
+    environment: env,
+    outcome: "done",
+    facts: [
+      ["observed", tips.get(state.refs.observed) ?? ""],
+      ["condition", condition ? canonicalJson(condition) : "null"],
+      ["evidence", canonicalJson(evidence)]
+    ],
+    problems: [],
+    exit: Exit.ok
+  };
+}
+
+// src/core/ops/state-write.ts
+async function writeObserved(ctx, state, operation, changed, message2, opts = {}) {
+  const files = /* @__PURE__ */ new Map();
+  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
+  for (const [name2, o] of changed) {
+    if (o) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
+    else {
+      files.delete(FILES.unit(name2));
+      files.delete(FILES.log(name2));
+    }
+  }
+  const updates = [{ ref: state.refs.observed, old: state.tips.observed, files, message: message2 }];
+  if (opts.removeDesired?.length) {
+    const d = /* @__PURE__ */ new Map();
+    for (const [p, oid] of state.desiredFiles) d.set(p, { oid });
+    for (const n of opts.removeDesired) d.delete(FILES.unit(n));
+    updates.push({ ref: state.refs.desired, old: state.tips.desired, files: d, message: message2 });
+  }
+  const session = new RunSession(
+    ctx.repo,
+    ctx.backend,
+    state,
+    uuid72(),
+    operation,
+    currentHolder(),
+    await ctx.repo.signature()
+  );
+  session.prepare(ctx.now());
+  const { tips } = await session.land(updates, ctx.now(), opts.consumed ?? []);
+  return { observed: tips.get(state.refs.observed), desired: tips.get(state.refs.desired) };
+}
+async function operatorIdentity(ctx) {
+  const s = await ctx.repo.signature();
+  return `${s.name} <${s.email}>`;
+}
+
+// src/core/ops/hold.ts
+async function loadForUnitWrite(ctx, opts) {
+  let loaded = await loadEnvironment(ctx, opts.environment);
+  refuseUnpublished(loaded);
+  loaded = await waitForNonImportWrite(ctx, loaded);
+  if (!loaded.sel.units.has(opts.unit) && !loaded.state.observed.has(opts.unit))
+    throw new NylError(
+      problem("NYL-UNIT-UNKNOWN", `${opts.environment} has no unit ${opts.unit}`, {
+        subject: opts.unit,
+        fix: `run \`nyl status -e ${opts.environment}\` to see its units`
+      })
+    );
+  return loaded;
+}
+function message(op, env, unit, who, reason) {
+  return [
+    `nyl: ${op} ${env} ${unit}`,
+    "",
+    `unit: ${unit}`,
+    `by: ${who}`,
+    ...reason ? [`reason: ${JSON.stringify(reason)}`] : [],
+    ""
+  ].join("\n");
+}
+async function hold(ctx, opts) {
+  const { sel, state } = await loadForUnitWrite(ctx, opts);
+  const base = { operation: "hold", environment: opts.environment };
+  const prior = state.observed.get(opts.unit);
+  if (prior?.hold)
+    return {
+      ...base,
+      outcome: "already held",
+      facts: [["hold", JSON.stringify(prior.hold)]],
+      problems: [],
+      exit: Exit.ok
+    };
+  const who = await operatorIdentity(ctx);
+  const next = {
+    ...prior ?? {
+      schema: "nyl.observed-unit/v1",
+      name: opts.unit,
+      kind: sel.units.get(opts.unit)?.doc.kind ?? "Command",
+      uid: uidFor(state, opts.unit),
+      lastRun: uuid72()
+    },
+    hold: { by: who, reason: opts.reason, at: new Date(ctx.now()).toISOString() }
+  };
+  const { observed } = await writeObserved(
+    ctx,
+    state,
+    "hold",
+    /* @__PURE__ */ new Map([[opts.unit, next]]),
+    message("hold", opts.environment, opts.unit, who, opts.reason)
+  );
+  return {
+    ...base,
+    outcome: "done",
+    facts: [
+      ["unit", opts.unit],
+      ["observed", observed ?? ""]
+    ],
+    problems: [],
+    exit: Exit.ok
+  };
+}
+async function resume(ctx, opts) {
+  const { state } = await loadForUnitWrite(ctx, opts);
+  const env = opts.environment;
+  const base = { operation: "resume", environment: env };
+  const prior = state.observed.get(opts.unit);
+  if (!prior?.hold) return { ...base, outcome: "not held", facts: [["unit", opts.unit]], problems: [], exit: Exit.ok };
+  const held = prior.hold;
+  const repaired = (prior.repairs ?? []).filter((r) => r.at >= held.at);
+  const { hold: _released, ...rest } = prior;
+  const next = { ...rest };
+  if (repaired.length)
+    next.approvalRequired = {
+      reason: `repaired with nyl exec while held (run ${repaired[repaired.length - 1]?.run}): approve the plan with \`nyl plan -e ${env}\` then \`nyl reconcile -e ${env} --plan <token>\``,
+      since: new Date(ctx.now()).toISOString()
+    };
+  const who = await operatorIdentity(ctx);
+  const { observed } = await writeObserved(
+    ctx,
+    state,
+    "resume",
+    /* @__PURE__ */ new Map([[opts.unit, next]]),
+    message("resume", env, opts.unit, who, opts.reason)
+  );
+  const facts2 = [
+    ["unit", opts.unit],
+    ["observed", observed ?? ""]
+  ];
+  if (next.approvalRequired) facts2.push(["approval", "its first execution needs the plan approved by token"]);
+  return { ...base, outcome: "done", facts: facts2, problems: [], exit: Exit.ok };
+}
+
+// src/core/ops/exec.ts
+var OUTPUT_KEPT = 16 * 1024;
+var REPAIRS_KEPT = 20;
+var EXEC_DEADLINE_MS = 6 * 36e5 + GRACE_MS;
+async function exec(ctx, opts) {
+  const env = opts.environment;
+  const { state } = await loadForUnitWrite(ctx, opts);
+  const prior = state.observed.get(opts.unit);
+  if (!prior?.hold)
+    throw new NylError(
+      problem("NYL-UNIT-NOT-HELD", `unit ${opts.unit} is not held: native repairs run only on a held unit`, {
+        subject: opts.unit,
+        exit: Exit.refused,
+        fix: `hold it first: \`nyl hold -e ${env} --unit ${opts.unit} --reason <text>\``
+      })
+    );
+  const run = uuid72();
+  const sig = await ctx.repo.signature();
+  const who = `${sig.name} <${sig.email}>`;
+  const holder = currentHolder();
+  const session = new RunSession(ctx.repo, ctx.backend, state, run, "exec", holder, sig);
+  const now = ctx.now();
+  const record2 = {
+    schema: "nyl.run/v1",
+    run,
+    environment: env,
+    operation: "exec",
+    state: "executing",
+    holder,
+    source: "",
+    startedAt: new Date(now).toISOString(),
+    updatedAt: new Date(now).toISOString(),
+    deadline: new Date(now + EXEC_DEADLINE_MS).toISOString(),
+    phase: "wave",
+    wave: 0,
+    executing: [opts.unit],
+    exec: { unit: opts.unit, command: opts.command, by: who, reason: opts.reason }
+  };
+  if (!await session.acquire(record2, EXEC_DEADLINE_MS, now))
+    throw new NylError(
+      problem("NYL-LEASE-HELD", `another run took the lease of ${env} first`, {
+        exit: Exit.refused,
+        fix: "run again, or pass --wait-lease <duration>"
+      })
+    );
+  const env_ = {
+    ...process.env,
+    NYL_ENVIRONMENT: env,
+    NYL_UNIT: opts.unit,
+    NYL_RUN: run,
+    NYL_UID: prior.uid
+  };
+  for (const [k, v] of Object.entries(prior.receipt?.outputs ?? {}))
+    env_[referenceVariable({ unit: opts.unit, key: k })] = v;
+  const r = await runProcess({
+    argv: opts.command,
+    cwd: ctx.repo.root,
+    env: env_,
+    timeoutMs: 24 * 36e5,
+    cancellation: ctx.cancellation,
+    echo: true
+  });
+  const output2 = secretMasker()(r.tail).slice(-OUTPUT_KEPT);
+  const at = new Date(ctx.now()).toISOString();
+  const next = {
+    ...prior,
+    lastRun: run,
+    repairs: [
+      ...prior.repairs ?? [],
+      {
+        run,
+        command: opts.command,
+        by: who,
+        ...opts.reason ? { reason: opts.reason } : {},
+        at,
+        exitCode: r.exitCode,
+        output: output2
+      }
+    ].slice(-REPAIRS_KEPT)
+  };
+  const message2 = [
+    `nyl: exec ${env} ${opts.unit} (exit ${r.exitCode ?? r.signal})`,
+    "",
+    `unit: ${opts.unit}`,
+    `command: ${JSON.stringify(opts.command)}`,
+    `by: ${who}`,
+    ...opts.reason ? [`reason: ${JSON.stringify(opts.reason)}`] : [],
+    `exitCode: ${r.exitCode ?? "null"}`,
+    ""
+  ].join("\n");
+  const { tips } = await session.land(
+    [
+      {
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, /* @__PURE__ */ new Map([[opts.unit, next]])),
+        message: message2
+      }
+    ],
+    ctx.now()
+  );
+  const failed = r.exitCode !== 0;
+  return {
+    operation: "exec",
+    environment: env,
+    outcome: failed ? "tool failed" : "done",
+    facts: [
+      ["unit", opts.unit],
+      ["run", run],
+      ["exit", String(r.exitCode ?? r.signal)],
+      ["observed", tips.get(state.refs.observed) ?? ""]
+    ],
+    problems: failed ? [
+      problem(
+        "NYL-EXEC-FAILED",
+        `${opts.command.join(" ")} ${r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`}`,
+        {
+          subject: opts.unit,
+          exit: Exit.failed,
+          fix: `its output is kept: \`nyl state show -e ${env} --unit ${opts.unit}\``
+        }
+      )
+    ] : [],
+    exit: failed ? Exit.failed : Exit.ok
+  };
 }
 
 // src/core/ops/lease-break.ts
@@ -28692,565 +30030,6 @@ reason: ${opts.reason}
   };
 }
 
-// src/core/ops/decide.ts
-function driftOf(observed) {
-  const d = observed?.drift;
-  if (d?.state !== "drifted" || !observed?.receipt || d.receiptKey !== observed.receipt.executionKey) return void 0;
-  return d.detail || "drifted";
-}
-function decide(desired, observed, policy, opts = { driftRepair: "converge" }) {
-  const name2 = desired.name;
-  if (observed?.hold) return { action: "held", reason: `held by ${observed.hold.by}: ${observed.hold.reason}` };
-  const c = observed?.condition;
-  const execute = (why2) => {
-    if (observed?.approvalRequired && !opts.planApproved)
-      return { action: "awaiting-approval", why: why2, reason: observed.approvalRequired.reason };
-    return { action: "execute", why: why2, ...opts.planApproved && observed?.approvalRequired ? { approvedBy: "plan" } : {} };
-  };
-  const unsafe = (why2, reason) => {
-    if (policy === "converge") return execute(why2);
-    if (opts.approved?.has(name2) || opts.planApproved) return { ...execute(why2), approvedBy: opts.approved?.has(name2) ? "approve" : "plan" };
-    return { action: "awaiting-approval", why: why2, reason };
-  };
-  if (c?.state === "uncertain") {
-    if (policy === "converge") return execute("recover");
-    if (policy === "inspect") return { action: "inspect" };
-    return { action: "wait", state: "uncertain", reason: c.reason };
-  }
-  if (c?.state === "failed") {
-    if (c.retryable !== false) return execute("retry");
-    if (c.executionKey && c.executionKey !== desired.executionKey) return execute("changed");
-    return { action: "wait", state: "failed", reason: c.reason };
-  }
-  if (!observed?.receipt) return execute("new");
-  if (observed.receipt.executionKey !== desired.executionKey) return execute("changed");
-  if (opts.reapply?.has(name2))
-    return unsafe("reapply", `reapplying it is not safe (recovery policy ${policy}): approve with --approve ${name2}`);
-  const drift = driftOf(observed);
-  if (drift) {
-    if (opts.driftRepair === "manual") return { action: "drifted", reason: `${drift} (driftRepair: manual)` };
-    return unsafe("drift", `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name2}`);
-  }
-  return { action: "current" };
-}
-var WHY_TEXT = {
-  new: "new unit",
-  changed: "desired document changed",
-  retry: "last execution failed",
-  recover: "uncertain; its recovery policy converges",
-  drift: "drifted; repairing it",
-  reapply: "reapply requested"
-};
-
-// src/core/drivers/command.ts
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-var REASON_LINES = 5;
-function lastLines(text, n) {
-  const lines = text.replace(/\s+$/, "").split("\n");
-  return lines.slice(-n).join("\n");
-}
-function parseOutputFile(text) {
-  const outputs = {};
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].replace(/\r$/, "");
-    if (line.trim() === "") continue;
-    const heredoc = /^([A-Za-z_][A-Za-z0-9_-]*)<<(.+)$/.exec(line);
-    if (heredoc) {
-      const delim = heredoc[2];
-      const body = [];
-      let j = i + 1;
-      while (j < lines.length && lines[j].replace(/\r$/, "") !== delim) body.push(lines[j++]);
-      if (j >= lines.length) return { outputs, error: `NYL_OUTPUT line ${i + 1}: no closing ${delim}` };
-      outputs[heredoc[1]] = body.join("\n");
-      i = j;
-      continue;
-    }
-    const eq = line.indexOf("=");
-    const key = eq > 0 ? line.slice(0, eq) : "";
-    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key))
-      return { outputs, error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(line.slice(0, 80))}` };
-    outputs[key] = line.slice(eq + 1);
-  }
-  return { outputs };
-}
-function unitEnv(ctx, output2) {
-  const env = {
-    ...process.env,
-    NYL_ENVIRONMENT: ctx.environment,
-    NYL_UNIT: ctx.unit.name,
-    NYL_RUN: ctx.run,
-    NYL_UID: ctx.unit.uid,
-    NYL_OUTPUT: output2
-  };
-  for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
-    const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
-    if (m) env[referenceVariable({ unit: m[1], key: m[2] })] = value;
-  }
-  return env;
-}
-async function runUnitScript(ctx, script) {
-  const dir = await mkdtemp(join(tmpdir(), "nyl-out-"));
-  const outFile = join(dir, "output");
-  try {
-    const r = await runScript({
-      script: shellSafeScript(script),
-      cwd: ctx.cwd,
-      env: unitEnv(ctx, outFile),
-      timeoutMs: ctx.timeoutMs,
-      cancellation: ctx.cancellation
-    });
-    const text = await readFile(outFile, "utf8").catch(() => "");
-    return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(text) };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-var commandDriver = {
-  kind: "Command",
-  policy(unit) {
-    const spec = unit.spec;
-    if (spec.idempotent) return "converge";
-    if (spec.inspect) return "inspect";
-    return "manual";
-  },
-  async execute(ctx) {
-    const spec = ctx.unit.spec;
-    const { r, log, parsed } = await runUnitScript(ctx, spec.run);
-    const durationMs = r.durationMs;
-    if (r.timedOut)
-      return {
-        status: "uncertain",
-        reason: `timed out after ${formatDuration(ctx.timeoutMs)}; its effects are unknown`,
-        log,
-        durationMs
-      };
-    if (r.cancelled)
-      return { status: "uncertain", reason: `run ${ctx.run} was cancelled while executing it`, log, durationMs };
-    if (r.exitCode === null)
-      return {
-        status: "uncertain",
-        reason: `was killed by ${r.signal} before it finished; its effects are unknown`,
-        log,
-        durationMs
-      };
-    const retryable = spec.retryable !== false;
-    if (r.exitCode !== 0) {
-      const tail = lastLines(log, REASON_LINES);
-      const how = `exited with ${r.exitCode}`;
-      return {
-        status: "failed",
-        reason: tail ? `${how}: ${tail}` : how,
-        exitCode: r.exitCode,
-        retryable,
-        log,
-        durationMs
-      };
-    }
-    if (parsed.error) return { status: "failed", reason: ctx.mask(parsed.error), retryable, log, durationMs };
-    return { status: "succeeded", outputs: parsed.outputs, artifacts: {}, log, durationMs };
-  },
-  /** `spec.inspect`: exit 0 applied (its NYL_OUTPUT lines are the outputs), 2 not applied, else unknown. */
-  async inspect(ctx) {
-    const spec = ctx.unit.spec;
-    if (!spec.inspect) return { status: "unknown", reason: "the unit has no spec.inspect", log: "" };
-    const { r, log, parsed } = await runUnitScript(ctx, spec.inspect);
-    if (r.exitCode === 0 && !parsed.error) return { status: "applied", outputs: parsed.outputs, artifacts: {}, log };
-    if (r.exitCode === 2) return { status: "not-applied", log };
-    const how = r.timedOut ? "timed out" : r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
-    const tail = lastLines(log, REASON_LINES);
-    return {
-      status: "unknown",
-      reason: `inspect ${how}${parsed.error ? ` (${ctx.mask(parsed.error)})` : ""}${tail ? `: ${tail}` : ""}`,
-      log
-    };
-  }
-};
-
-// src/core/drivers/index.ts
-var DRIVERS = { Command: commandDriver };
-function driverFor(kind) {
-  const d = DRIVERS[kind];
-  if (!d) throw new Error(`no driver for kind ${kind}`);
-  return d;
-}
-
-// src/core/resolve/desired.ts
-var DEFAULT_TIMEOUT_MS = 30 * 6e4;
-var MissingOutputError = class extends Error {
-  constructor(unit, ref, key) {
-    super(`${unit}: ${ref} has no output ${key}`);
-    this.unit = unit;
-    this.ref = ref;
-    this.key = key;
-  }
-  unit;
-  ref;
-  key;
-};
-function resolveUnit(u, uid, outputsOf) {
-  const inputs = {};
-  for (const r of u.refs) {
-    const outs = outputsOf(r.unit);
-    const v = outs?.[r.key];
-    if (v === void 0) throw new MissingOutputError(u.doc.name, r.unit, r.key);
-    inputs[`units.${r.unit}.outputs.${r.key}`] = v;
-  }
-  const spec = u.doc.spec;
-  const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
-  return {
-    schema: "nyl.desired-unit/v1",
-    name: u.doc.name,
-    kind: u.doc.kind,
-    uid,
-    executionKey,
-    spec,
-    inputs,
-    needs: u.deps,
-    timeout: u.doc.timeout ?? "30m"
-  };
-}
-function timeoutMs(d) {
-  return parseDuration(d.timeout) ?? DEFAULT_TIMEOUT_MS;
-}
-
-// src/core/util/uuid7.ts
-import { randomBytes } from "node:crypto";
-function uuid72(now = Date.now()) {
-  const b = randomBytes(16);
-  const ms = BigInt(now);
-  for (let i = 0; i < 6; i++) b[i] = Number(ms >> BigInt(8 * (5 - i)) & 0xffn);
-  b[6] = b[6] & 15 | 112;
-  b[8] = b[8] & 63 | 128;
-  const h = b.toString("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
-// src/core/ops/evaluate.ts
-function uidFor(state, name2) {
-  const known = state.observed.get(name2)?.uid ?? state.desiredUids.get(name2);
-  if (known) return known;
-  const uid = uuid72();
-  state.desiredUids.set(name2, uid);
-  return uid;
-}
-function evaluateUnit(sel, state, name2, outcomeOf2, outputsOf, uid, opts = { driftRepair: sel.driftRepair }) {
-  const u = sel.units.get(name2);
-  if (!u) throw new Error(`unit ${name2} is not selected`);
-  const observed = state.observed.get(name2);
-  const base = { name: name2, kind: u.doc.kind, observed };
-  for (const dep of u.deps) {
-    const o = outcomeOf2(dep);
-    if (o && (o.action === "wait" || o.action === "blocked" || o.action === "invalid")) {
-      const c = observed?.condition;
-      if (c?.state === "uncertain")
-        return { ...base, policy: "manual", evaluation: { action: "wait", state: "uncertain", reason: c.reason } };
-      const why2 = o.action === "wait" ? o.state : o.action === "invalid" ? "failed" : "blocked";
-      return { ...base, policy: "manual", evaluation: { action: "blocked", on: dep, reason: `needs ${dep} (${why2})` } };
-    }
-  }
-  const pendingOn = u.refs.map((r) => r.unit).filter((d, i, a) => a.indexOf(d) === i && outcomeOf2(d)?.action === "execute");
-  if (pendingOn.length) return { ...base, policy: "manual", evaluation: { action: "pending", on: pendingOn } };
-  let desired;
-  try {
-    desired = resolveUnit(u, uid, outputsOf);
-  } catch (e) {
-    if (e instanceof MissingOutputError)
-      return {
-        ...base,
-        policy: "manual",
-        evaluation: {
-          action: "invalid",
-          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`
-        }
-      };
-    throw e;
-  }
-  const policy = driverFor(u.doc.kind).policy(desired);
-  return { ...base, policy, desired, evaluation: decide(desired, observed, policy, opts) };
-}
-function evaluateAll(sel, state, opts = { driftRepair: sel.driftRepair }) {
-  const out = /* @__PURE__ */ new Map();
-  for (const wave of sel.waves)
-    for (const name2 of wave)
-      out.set(
-        name2,
-        evaluateUnit(
-          sel,
-          state,
-          name2,
-          (d) => {
-            const e = out.get(d)?.evaluation;
-            return e?.action === "pending" || e?.action === "inspect" ? { action: "execute", why: "changed" } : e;
-          },
-          (d) => state.observed.get(d)?.receipt?.outputs,
-          uidFor(state, name2),
-          opts
-        )
-      );
-  return out;
-}
-
-// src/core/ops/transition.ts
-function desiredFiles(sel, docs, state) {
-  const files = /* @__PURE__ */ new Map();
-  files.set(
-    FILES.environment,
-    Buffer.from(prettyJson({ schema: "nyl.environment/v1", environment: sel.environment, waves: sel.waves }))
-  );
-  for (const name2 of state.observed.keys()) {
-    const old = state.desiredFiles.get(FILES.unit(name2));
-    if (!sel.units.has(name2) && old) files.set(FILES.unit(name2), { oid: old });
-  }
-  for (const name2 of sel.units.keys()) {
-    const d = docs.get(name2);
-    const old = state.desiredFiles.get(FILES.unit(name2));
-    if (old && (!d || state.observed.get(name2)?.hold)) files.set(FILES.unit(name2), { oid: old });
-    else if (d) files.set(FILES.unit(name2), Buffer.from(prettyJson(d)));
-  }
-  return files;
-}
-function observedFiles(state, changed, logs = /* @__PURE__ */ new Map()) {
-  const files = /* @__PURE__ */ new Map();
-  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
-  for (const [name2, o] of changed) files.set(FILES.unit(name2), Buffer.from(prettyJson(o)));
-  for (const [name2, log] of logs) files.set(FILES.log(name2), Buffer.from(log));
-  return files;
-}
-function sameFiles(repo, files, old) {
-  if (files.size !== old.size) return false;
-  const batch = repo.batch();
-  for (const [p, c] of files) {
-    const oid = Buffer.isBuffer(c) ? batch.add("blob", c) : c.oid;
-    if (old.get(p) !== oid) return false;
-  }
-  return true;
-}
-function keyResolver(sel) {
-  return (unit, uid, observed) => {
-    const u = sel.units.get(unit);
-    if (!u) return void 0;
-    try {
-      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
-    } catch {
-      return void 0;
-    }
-  };
-}
-function messageUnits(rows, run) {
-  const out = /* @__PURE__ */ new Map();
-  for (const r of rows) {
-    if (r.result === "current") continue;
-    const v = { result: r.result };
-    if (r.executionKey) v.executionKey = r.executionKey;
-    if (r.result !== "executed" && r.result !== "recovered" && r.result !== "imported" && r.detail) v.reason = r.detail;
-    if (r.run && r.run !== run) v.run = r.run;
-    out.set(r.unit, v);
-  }
-  return out;
-}
-function importLists(imp, rows = []) {
-  const recovered = [...imp?.recovered ?? []];
-  for (const r of rows) if (r.result === "recovered" && !recovered.includes(r.unit)) recovered.push(r.unit);
-  return [
-    ["recovered", recovered],
-    ["imported", imp?.imported ?? []]
-  ];
-}
-function consumedRefs(state, imp, landed) {
-  const needed = (id) => [...landed.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === id);
-  const out = (imp?.consumed ?? []).map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: needed(r.id) }));
-  for (const e of state.evidence.values())
-    if (!needed(e.id)) out.push({ id: e.id, ref: e.ref, tip: e.tip, retire: false });
-  return out;
-}
-
-// src/core/ops/takeover.ts
-function breaksOf(state, lease) {
-  const out = /* @__PURE__ */ new Map();
-  for (const r of state.runs.values())
-    if (r.record?.takenOver) out.set(r.record.takenOver.run, r.record.takenOver.leaseBroken);
-  if (lease?.state === "broken" && lease.broken) out.set(lease.run, lease.broken);
-  return out;
-}
-function why(run, breaks) {
-  if (breaks.has(run.id)) return "when its lease was broken";
-  if (run.record?.state === "cancelled") return "when it was cancelled";
-  return `when it stopped (its deadline ${run.record?.deadline ?? "unknown"} passed)`;
-}
-function importRuns(sel, state, keyOf, now) {
-  const env = state.environment;
-  const at = new Date(now).toISOString();
-  const current = new Map(state.observed);
-  const res = {
-    observed: /* @__PURE__ */ new Map(),
-    rows: /* @__PURE__ */ new Map(),
-    imported: [],
-    recovered: [],
-    consumed: [],
-    problems: []
-  };
-  const breaks = breaksOf(state, state.lease);
-  const list = [...breaks.values()].sort((a, b) => a.at < b.at ? -1 : 1);
-  if (list.length) res.leaseBroken = list.length === 1 ? list[0] : list;
-  const set2 = (o) => {
-    current.set(o.name, o);
-    res.observed.set(o.name, o);
-  };
-  const runs = [...state.runs.values()].sort((a, b) => a.id < b.id ? -1 : 1);
-  const order = [...sel?.waves.flat() ?? []];
-  for (const r of runs)
-    for (const n of [...r.desired.keys(), ...r.checkpoints.keys(), ...r.record?.executing ?? []])
-      if (!order.includes(n)) order.push(n);
-  for (const run of runs) {
-    res.consumed.push(run);
-    const reasonWhy = why(run, breaks);
-    for (const name2 of order) {
-      const cp = run.checkpoints.get(name2);
-      const d = run.desired.get(name2);
-      const executing = run.record?.executing?.includes(name2) ?? false;
-      if (!cp && !executing) continue;
-      const prior = current.get(name2);
-      if (prior && prior.lastRun > run.id) continue;
-      const uid = prior?.uid ?? d?.uid ?? cp?.uid;
-      if (!uid) continue;
-      const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? "Command";
-      const base = {
-        schema: "nyl.observed-unit/v1",
-        name: name2,
-        kind,
-        uid,
-        receipt: prior?.receipt,
-        lastRun: run.id
-      };
-      const uncertain = (reason, checkpointed) => {
-        const condition = { state: "uncertain", reason, run: run.id, since: at };
-        if (checkpointed) condition.checkpointed = true;
-        set2({ ...base, condition });
-        res.rows.set(name2, { unit: name2, kind, result: "uncertain", detail: reason });
-        if (!res.recovered.includes(name2)) res.recovered.push(name2);
-      };
-      if (!cp) {
-        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
-        continue;
-      }
-      const key = keyOf(name2, uid, current);
-      if (cp.result === "uncertain") {
-        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
-        continue;
-      }
-      if (key !== void 0 && cp.executionKey !== key) {
-        res.problems.push(
-          problem(
-            "NYL-RUN-SUPERSEDED",
-            `run ${run.id} checkpointed ${name2} with execution key ${cp.executionKey}, which is not its key now (${key})`,
-            {
-              severity: "warning",
-              subject: name2,
-              exit: cp.result === "succeeded" ? Exit.uncertain : Exit.ok,
-              fix: cp.result === "succeeded" ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name2} --retry --reason <text>\`` : "nothing to do: a failed execution claims no effect"
-            }
-          )
-        );
-        if (cp.result === "succeeded")
-          uncertain(`run ${run.id} applied a superseded desired document (NYL-RUN-SUPERSEDED)`, true);
-        continue;
-      }
-      if (cp.result === "failed") {
-        const reason = cp.reason ?? `run ${run.id} failed it`;
-        set2({
-          ...base,
-          condition: {
-            state: "failed",
-            reason,
-            run: run.id,
-            since: cp.at,
-            retryable: cp.retryable,
-            exitCode: cp.exitCode
-          }
-        });
-        res.rows.set(name2, { unit: name2, kind, result: "failed", detail: reason, run: run.id });
-        continue;
-      }
-      set2({
-        ...base,
-        condition: void 0,
-        receipt: {
-          executionKey: cp.executionKey,
-          uid,
-          run: run.id,
-          at: cp.at,
-          outputs: cp.outputs ?? {},
-          artifacts: cp.artifacts ?? {}
-        }
-      });
-      res.rows.set(name2, {
-        unit: name2,
-        kind,
-        result: "imported",
-        detail: "",
-        executionKey: cp.executionKey,
-        run: run.id
-      });
-      if (!res.imported.includes(name2)) res.imported.push(name2);
-      res.recovered = res.recovered.filter((n) => n !== name2);
-    }
-  }
-  return res;
-}
-function lateCheckpoints(state) {
-  const out = [];
-  for (const ev of state.evidence.values())
-    for (const [name2, cp] of ev.checkpoints) {
-      const c = state.observed.get(name2)?.condition;
-      if (c?.state !== "uncertain" || c.run !== ev.id || c.checkpointed) continue;
-      out.push(
-        problem(
-          "NYL-RUN-LATE-CHECKPOINT",
-          `run ${ev.id} checkpointed ${name2} (${cp.result}) after it was marked uncertain; the checkpoint is kept as evidence and does not clear the condition`,
-          {
-            severity: "warning",
-            subject: name2,
-            exit: Exit.uncertain,
-            fix: `if that execution is the one you want, adopt it: \`nyl recover -e ${state.environment} --unit ${name2} --accept ${ev.id} --reason <text>\``
-          }
-        )
-      );
-    }
-  return out;
-}
-function previewImport(sel, recorded, v, now) {
-  const env = recorded.environment;
-  const problems = [];
-  let state = recorded;
-  const dead = v.kind === "held" ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
-  if (dead.length) {
-    const preview = importRuns(sel, { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) }, keyResolver(sel), now);
-    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
-    for (const r of dead) {
-      const left = [...preview.observed.values()].filter(
-        (o) => o.condition?.run === r.id && o.condition.state === "uncertain"
-      );
-      const how = r.record?.state === "cancelled" ? "cancelled" : v.kind === "broken" && v.run === r.id ? "lease broken" : "died";
-      problems.push(
-        problem(
-          "NYL-RUN-UNIMPORTED",
-          `run ${r.id} (${r.record?.operation ?? "unknown"}, ${how}) has not been imported: ${r.checkpoints.size} checkpoint(s)${left.length ? `; units it left uncertain: ${left.map((o) => o.name).join(", ")}` : ""}`,
-          {
-            severity: "warning",
-            subject: r.id,
-            exit: Exit.uncertain,
-            fix: `run \`nyl reconcile -e ${env}\` to take it over, or \`nyl recover -e ${env} --reason <text>\` to import it without executing`
-          }
-        )
-      );
-    }
-  }
-  return { state, problems };
-}
-
 // src/core/ops/plan.ts
 var short = (oid) => (oid ?? "none").slice(0, 12);
 function computePlan(sel, recorded, source, now) {
@@ -29276,13 +30055,17 @@ function computePlan(sel, recorded, source, now) {
         rows.push({ ...row, result: "blocked", detail: ev.reason });
         break;
       case "inspect":
-        rows.push({ ...row, result: "inspect", detail: "uncertain; asks its driver whether it was applied, executes if not" });
+        rows.push({
+          ...row,
+          result: "inspect",
+          detail: "uncertain; asks its driver whether it was applied, executes if not"
+        });
         break;
       case "invalid":
         rows.push({ ...row, result: "failed", detail: ev.reason });
         break;
       case "awaiting-approval":
-        rows.push({ ...row, result: "approval", detail: `${WHY_TEXT[ev.why]}; ${ev.reason}` });
+        rows.push({ ...row, result: "approval", detail: ev.reason });
         break;
       case "held":
         rows.push({ ...row, result: "held", detail: ev.reason });
@@ -29316,6 +30099,7 @@ async function plan(ctx, opts) {
   const { rows, problems, token } = computePlan(sel, state, cfg.source, ctx.now());
   const n = rows.filter((r) => r.result === "execute").length;
   const maybe = rows.filter((r) => r.result === "maybe").length;
+  const approval = rows.filter((r) => r.result === "approval").length;
   return {
     operation: "plan",
     environment: opts.environment,
@@ -29324,7 +30108,10 @@ async function plan(ctx, opts) {
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
     extra: [
-      ["plan", `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ""}, ${rows.length - n - maybe} unchanged`],
+      [
+        "plan",
+        `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ""}${approval ? `, ${approval} awaiting approval` : ""}, ${rows.length - n - maybe - approval} unchanged`
+      ],
       ["token", token]
     ],
     desired: state.tips.desired,
@@ -29332,230 +30119,10 @@ async function plan(ctx, opts) {
   };
 }
 
-// src/core/state/run-session.ts
-function runSubject(run, r) {
-  if (r.phase === "wave" && r.wave !== void 0)
-    return `nyl: run ${run} wave ${r.wave + 1}: ${r.executing.join(", ")}`;
-  return `nyl: run ${run} ${r.phase === "finished" ? r.state : r.phase}`;
-}
-var RunSession = class {
-  constructor(repo, backend, state, run, operation, holder, author) {
-    this.repo = repo;
-    this.backend = backend;
-    this.state = state;
-    this.run = run;
-    this.operation = operation;
-    this.holder = holder;
-    this.author = author;
-    this.leaseTip = state.tips.lease;
-  }
-  repo;
-  backend;
-  state;
-  run;
-  operation;
-  holder;
-  author;
-  leaseTip;
-  runTip;
-  runFiles = /* @__PURE__ */ new Map();
-  lease;
-  writes = 0;
-  get runRef() {
-    return this.state.refs.run(this.run);
-  }
-  leaseCommit(batch, doc, message) {
-    const tree = batch.tree(/* @__PURE__ */ new Map([[FILES.lease, Buffer.from(prettyJson(doc))]]));
-    return batch.commit({ tree, parents: this.leaseTip ? [this.leaseTip] : [], author: this.author, message });
-  }
-  runCommit(batch, record2, message) {
-    this.runFiles.set(FILES.run, Buffer.from(prettyJson(record2)));
-    const tree = batch.tree(this.runFiles);
-    return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });
-  }
-  /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
-  prepare(now) {
-    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, 0);
-  }
-  /** Takes the lease and creates the run ref in one write; a lost race is NYL-LEASE-HELD's business. */
-  async acquire(record2, deadlineMs, now) {
-    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, deadlineMs);
-    const batch = this.repo.batch();
-    const lease = this.leaseCommit(
-      batch,
-      this.lease,
-      `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`
-    );
-    const run = this.runCommit(batch, record2, runSubject(this.run, record2));
-    await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      { ref: this.runRef, old: void 0, new: run }
-    ]);
-    this.writes++;
-    if (ok) {
-      this.leaseTip = lease;
-      this.runTip = run;
-    }
-    return ok;
-  }
-  renewed(now, deadlineMs, state = "held") {
-    this.lease = {
-      ...this.lease,
-      state,
-      renewedAt: new Date(now).toISOString(),
-      deadline: new Date(now + deadlineMs).toISOString()
-    };
-    return this.lease;
-  }
-  lost() {
-    throw new NylError(
-      problem(
-        "NYL-LEASE-LOST",
-        `the lease of ${this.state.environment} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`,
-        {
-          fix: `run \`nyl status -e ${this.state.environment}\` to see who holds it; the next run imports what this run checkpointed`,
-          exit: Exit.uncertain
-        }
-      )
-    );
-  }
-  /** Checkpoints on the run ref with a lease renewal. */
-  async checkpoint(record2, deadlineMs, now) {
-    const batch = this.repo.batch();
-    const lease = this.leaseCommit(
-      batch,
-      this.renewed(now, deadlineMs),
-      `nyl: renew lease ${this.state.environment} for ${this.run}`
-    );
-    const run = this.runCommit(batch, record2, runSubject(this.run, record2));
-    await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      { ref: this.runRef, old: this.runTip, new: run }
-    ]);
-    this.writes++;
-    if (!ok) this.lost();
-    this.leaseTip = lease;
-    this.runTip = run;
-  }
-  /**
-   * Lands the transition: state refs, consumed dead run refs deleted or retired to evidence,
-   * this run's ref deleted, lease released, in one write. A dead run that is in fact alive may
-   * move its ref meanwhile (a late checkpoint): then, if the lease is still ours, that ref is
-   * retired as evidence instead and the write retried once. Returns the new state tips.
-   */
-  async land(updates, now, consumed = []) {
-    const batch = this.repo.batch();
-    const tips = /* @__PURE__ */ new Map();
-    const refUpdates = [];
-    for (const u of updates) {
-      const tree = batch.tree(u.files);
-      const commit = batch.commit({ tree, parents: u.old ? [u.old] : [], author: this.author, message: u.message });
-      tips.set(u.ref, commit);
-      refUpdates.push({ ref: u.ref, old: u.old, new: commit });
-    }
-    const lease = this.leaseCommit(
-      batch,
-      this.releasedLease(now),
-      `nyl: release lease ${this.state.environment} from ${this.run}`
-    );
-    await batch.flush();
-    const late = [];
-    const attempt = (list) => {
-      const dead = [];
-      for (const c of list) {
-        dead.push({ ref: c.ref, old: c.tip, new: void 0 });
-        if (c.retire) dead.push({ ref: this.state.refs.evidence(c.id), old: void 0, new: c.tip });
-      }
-      return this.backend.update([
-        { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-        ...refUpdates,
-        ...this.runTip ? [{ ref: this.runRef, old: this.runTip, new: void 0 }] : [],
-        ...dead
-      ]);
-    };
-    this.writes++;
-    let ok = await attempt(consumed);
-    if (!ok && consumed.length) {
-      const fresh = await this.backend.list(this.state.refs.lease.replace(/\/lease$/, ""));
-      if (fresh.get(this.state.refs.lease) === this.leaseTip) {
-        const again = consumed.flatMap((c) => {
-          const tip = fresh.get(c.ref);
-          if (tip === void 0) return [];
-          if (tip !== c.tip) late.push(c.id);
-          if (tip !== c.tip && c.ref === this.state.refs.evidence(c.id)) return [];
-          return [{ ...c, tip, retire: c.retire || tip !== c.tip }];
-        });
-        this.writes++;
-        ok = await attempt(again);
-      }
-    }
-    if (!ok) this.lost();
-    this.leaseTip = lease;
-    this.runTip = void 0;
-    return { tips, late };
-  }
-  /** A broken lease taken over by an importer goes back when no import lands (seed: "puts the broken lease back"). */
-  restoreOnRelease;
-  releasedLease(now) {
-    return this.renewed(now, 0, "released");
-  }
-  /**
-   * After losing the lease: checkpoints still go to this run's own ref (or, once retired, its
-   * evidence ref) with a compare-and-swap on that ref alone. Late checkpoints: evidence, never state.
-   */
-  async salvage(record2) {
-    if (!this.runTip) return "none";
-    const batch = this.repo.batch();
-    const run = this.runCommit(batch, record2, `nyl: run ${this.run} late checkpoint`);
-    await batch.flush();
-    if (await this.backend.update([{ ref: this.runRef, old: this.runTip, new: run }])) {
-      this.runTip = run;
-      return "run";
-    }
-    const evidence = this.state.refs.evidence(this.run);
-    if (await this.backend.update([{ ref: evidence, old: this.runTip, new: run }])) return "evidence";
-    return "none";
-  }
-  /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
-  async finish(record2, now) {
-    const batch = this.repo.batch();
-    const doc = this.restoreOnRelease ?? this.releasedLease(now);
-    const lease = this.leaseCommit(batch, doc, `nyl: release lease ${this.state.environment} from ${this.run}`);
-    const run = this.runCommit(batch, record2, `nyl: run ${this.run} ${record2.state}`);
-    await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      { ref: this.runRef, old: this.runTip, new: run }
-    ]);
-    this.writes++;
-    if (!ok) this.lost();
-    this.leaseTip = lease;
-    this.runTip = run;
-  }
-  /** True once this session has taken the lease. */
-  get holding() {
-    return this.runTip !== void 0;
-  }
-};
-
 // src/core/util/crash.ts
 function crashPoint(name2) {
   const at = process.env.NYL_TEST_CRASH_AT;
   if (at?.split(",").includes(name2)) process.kill(process.pid, "SIGKILL");
-}
-
-// src/core/util/mask.ts
-var SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_?KEY|AUTH)/i;
-function secretMasker(env = process.env) {
-  const values = Object.entries(env).filter(([k, v]) => SECRET_NAME.test(k) && typeof v === "string" && v.length >= 4).map(([, v]) => v).sort((a, b) => b.length - a.length);
-  if (!values.length) return (t) => t;
-  return (text) => {
-    let out = text;
-    for (const v of values) if (out.includes(v)) out = out.split(v).join("***");
-    return out;
-  };
 }
 
 // src/core/util/pool.ts
@@ -29569,41 +30136,6 @@ async function mapPool(items, limit, fn) {
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
-}
-
-// src/core/ops/message.ts
-var ORDER = ["executed", "recovered", "imported", "failed", "uncertain", "blocked", "awaiting-approval", "current"];
-function countsText(results) {
-  const counts = /* @__PURE__ */ new Map();
-  for (const r of results) counts.set(r, (counts.get(r) ?? 0) + 1);
-  const keys = [...counts.keys()].sort((a, b) => rank(a) - rank(b));
-  return keys.map((k) => `${counts.get(k)} ${k}`).join(", ");
-}
-function rank(r) {
-  const i = ORDER.indexOf(r);
-  return i < 0 ? ORDER.length : i;
-}
-function flowList(names) {
-  return `[${names.join(", ")}]`;
-}
-function transitionMessage(s) {
-  const counts = countsText(s.results);
-  const lines = [`nyl: ${s.operation} ${s.environment}${counts ? ` (${counts})` : ""}`, ""];
-  if (s.units.size) {
-    lines.push("units:");
-    for (const [name2, v] of s.units) lines.push(`  ${name2}: ${JSON.stringify(sorted(v))}`);
-  } else lines.push("units: {}");
-  for (const [key, names] of s.lists) if (names.length) lines.push(`${key}: ${flowList(names)}`);
-  for (const [key, v] of s.extra ?? [])
-    if (v !== void 0) lines.push(`${key}: ${typeof v === "string" ? v : JSON.stringify(sorted(v))}`);
-  return `${lines.join("\n")}
-`;
-}
-function sorted(v) {
-  if (!v || typeof v !== "object" || Array.isArray(v)) return v;
-  const out = {};
-  for (const k of Object.keys(v).sort()) out[k] = v[k];
   return out;
 }
 
@@ -29904,7 +30436,7 @@ async function reconcileOnce(ctx, opts) {
     const approvedUnits = [...whyOf].filter(([n, e]) => e.approvedBy && done(n)).map(([n]) => n);
     const sig = await ctx.repo.signature();
     const who = `${sig.name} <${sig.email}>`;
-    const message = transitionMessage({
+    const message2 = transitionMessage({
       operation: "reconcile",
       environment: env,
       units: messageUnits(rows, run),
@@ -29913,18 +30445,24 @@ async function reconcileOnce(ctx, opts) {
       // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
       extra: [
         ["leaseBroken", imp?.leaseBroken],
-        ["reapplied", ran("reapply").length ? { by: who, reason: opts.reapply?.reason, units: ran("reapply") } : void 0],
-        ["approved", approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : void 0]
+        [
+          "reapplied",
+          ran("reapply").length ? { by: who, reason: opts.reapply?.reason, units: ran("reapply") } : void 0
+        ],
+        [
+          "approved",
+          approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : void 0
+        ]
       ]
     });
     const updates = [];
-    if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
+    if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message: message2 });
     if (changed.size || takeover)
       updates.push({
         ref: state.refs.observed,
         old: state.tips.observed,
         files: observedFiles(state, changed, logs),
-        message
+        message: message2
       });
     crashPoint("before-transition");
     const landedState = new Map([...state.observed, ...changed]);
@@ -30135,223 +30673,77 @@ function uncertainProblem(env, unit, reason) {
   });
 }
 
-// src/core/ops/recover.ts
-async function recover(ctx, opts) {
-  return opts.unit ? recoverUnit(ctx, opts) : recoverEnvironment(ctx, opts);
-}
-function leaseBrokenError(env, run) {
-  return new NylError(
-    problem("NYL-LEASE-BROKEN", `the lease of ${env} was broken and its run ${run} has not been imported yet`, {
-      exit: Exit.refused,
-      fix: `run \`nyl recover -e ${env}\` to import it (a \`nyl reconcile\` or \`nyl teardown\` of ${env} imports it too), then run this command again`
-    })
-  );
-}
-async function waitForNonImportWrite(ctx, loaded) {
-  const env = loaded.sel.environment;
-  const unimported = (l) => [...l.state.runs.keys()];
-  let current = loaded;
-  current = await waitForLease(
-    ctx,
-    current,
-    (v) => v.kind !== "held" && v.kind !== "broken",
-    (v) => v.kind === "broken" ? leaseBrokenError(env, v.run) : new NylError(leaseHeldProblem(env, v))
-  );
-  const left = unimported(current);
-  if (left.length)
+// src/core/ops/state-cmds.ts
+async function stateShow(ctx, opts) {
+  const { state } = await loadEnvironment(ctx, opts.environment);
+  const names = opts.unit ? [opts.unit] : [...state.observed.keys()].sort();
+  if (opts.unit && !state.observed.has(opts.unit) && !state.desiredFiles.has(FILES.unit(opts.unit)))
     throw new NylError(
-      problem(
-        "NYL-RUN-UNIMPORTED",
-        `run ${left[0]} of ${env} ended without landing its results and has not been imported yet`,
-        {
-          exit: Exit.uncertain,
-          fix: `run \`nyl recover -e ${env} --reason <text>\` to import it (or \`nyl reconcile -e ${env}\`), then run this command again`
-        }
-      )
-    );
-  return current;
-}
-async function recoverEnvironment(ctx, opts) {
-  const env = opts.environment;
-  let loaded = await loadEnvironment(ctx, env);
-  refuseUnpublished(loaded);
-  loaded = await waitForLease(ctx, loaded);
-  const { sel, state } = loaded;
-  const base = { operation: "recover", environment: env };
-  const v = leaseVerdict(state, ctx.now());
-  if (!state.runs.size && v.kind !== "broken")
-    return { ...base, outcome: "nothing to import", facts: [], problems: [], exit: Exit.ok };
-  const imp = importRuns(sel, state, keyResolver(sel), ctx.now());
-  const after = { ...state, observed: new Map([...state.observed, ...imp.observed]) };
-  const evaluated = evaluateAll(sel, after);
-  const docs = new Map([...evaluated].flatMap(([n, e]) => e.desired ? [[n, e.desired]] : []));
-  const rows = [...imp.rows.values()];
-  const op = uuid72();
-  const message = transitionMessage({
-    operation: "recover",
-    environment: env,
-    units: messageUnits(rows, void 0),
-    results: rows.map((r) => r.result),
-    lists: importLists(imp),
-    extra: [
-      ["leaseBroken", imp.leaseBroken],
-      ["reason", JSON.stringify(opts.reason)]
-    ]
-  });
-  const session = new RunSession(
-    ctx.repo,
-    ctx.backend,
-    state,
-    op,
-    "recover",
-    currentHolder(),
-    await ctx.repo.signature()
-  );
-  session.prepare(ctx.now());
-  const { tips } = await session.land(
-    [
-      { ref: state.refs.desired, old: state.tips.desired, files: desiredFiles(sel, docs, after), message },
-      { ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, imp.observed), message }
-    ],
-    ctx.now(),
-    consumedRefs(state, imp, after.observed)
-  );
-  const facts2 = [
-    ["desired", tips.get(state.refs.desired) ?? ""],
-    ["observed", tips.get(state.refs.observed) ?? ""],
-    ["imported", JSON.stringify(imp.imported)]
-  ];
-  if (imp.leaseBroken) facts2.push(["leaseBroken", canonicalJson(imp.leaseBroken)]);
-  facts2.push(["recovered", JSON.stringify(imp.recovered)]);
-  return { ...base, outcome: "done", facts: facts2, problems: imp.problems, exit: Exit.ok };
-}
-function evidenceOf(state, unit, key, uid) {
-  const out = [];
-  for (const r of [...state.runs.values(), ...state.evidence.values()]) {
-    const cp = r.checkpoints.get(unit);
-    if (!cp) continue;
-    let why2;
-    if (cp.result !== "succeeded") why2 = `its execution ${cp.result === "failed" ? "failed" : "is uncertain"}`;
-    else if (key === void 0) why2 = "the unit has no desired document now";
-    else if (cp.executionKey !== key) why2 = `its execution key ${cp.executionKey} is not the desired ${key}`;
-    else if (uid && cp.uid !== uid) why2 = `its uid ${cp.uid} is not the unit's ${uid}`;
-    out.push({
-      run: r.id,
-      ref: r.ref,
-      result: cp.result,
-      executionKey: cp.executionKey,
-      at: cp.at,
-      accept: !why2,
-      ...why2 ? { why: why2 } : {}
-    });
-  }
-  return out.sort((a, b) => a.run < b.run ? 1 : -1);
-}
-async function recoverUnit(ctx, opts) {
-  const env = opts.environment;
-  let loaded = await loadEnvironment(ctx, env);
-  refuseUnpublished(loaded);
-  loaded = await waitForNonImportWrite(ctx, loaded);
-  const { sel, state } = loaded;
-  const unit = opts.unit;
-  const observed = state.observed.get(unit);
-  if (!observed && !sel.units.has(unit))
-    throw new NylError(
-      problem("NYL-UNIT-UNKNOWN", `${env} has no unit ${unit}`, {
-        subject: unit,
-        fix: `run \`nyl status -e ${env}\` to see its units`
+      problem("NYL-UNIT-UNKNOWN", `${opts.environment} has no recorded state for unit ${opts.unit}`, {
+        subject: opts.unit,
+        fix: `run \`nyl status -e ${opts.environment}\` to see its units`
       })
     );
-  const evaluated = evaluateAll(sel, state).get(unit);
-  const key = evaluated?.desired?.executionKey;
-  const evidence = evidenceOf(state, unit, key, observed?.uid);
-  const condition = observed?.condition;
-  const op = uuid72();
-  let next;
-  let action;
-  if (opts.accept) {
-    const ev = evidence.find((e) => e.run === opts.accept);
-    if (!ev?.accept)
-      throw new NylError(
-        problem(
-          "NYL-RECOVER-NO-EVIDENCE",
-          ev ? `the checkpoint of ${unit} by run ${opts.accept} cannot be adopted: ${ev.why}` : `Nyl holds no checkpoint of ${unit} by run ${opts.accept}`,
-          {
-            subject: unit,
-            exit: Exit.refused,
-            fix: evidence.some((e) => e.accept) ? `adopt one that matches: ${evidence.filter((e) => e.accept).map((e) => e.run).join(", ")}` : `check the unit and use --retry instead: \`nyl recover -e ${env} --unit ${unit} --retry --reason <text>\``
-          }
-        )
-      );
-    const cp = (state.runs.get(ev.run) ?? state.evidence.get(ev.run))?.checkpoints.get(unit);
-    next = {
-      schema: "nyl.observed-unit/v1",
-      name: unit,
-      kind: cp.kind,
-      uid: cp.uid,
-      receipt: {
-        executionKey: cp.executionKey,
-        uid: cp.uid,
-        run: ev.run,
-        at: cp.at,
-        outputs: cp.outputs ?? {},
-        artifacts: cp.artifacts ?? {}
-      },
-      lastRun: op
-    };
-    action = `accept ${ev.run}`;
-  } else {
-    if (!condition)
-      throw new NylError(
-        problem("NYL-RECOVER-NOTHING", `unit ${unit} of ${env} has no condition to clear`, {
-          subject: unit,
-          exit: Exit.failed,
-          fix: `nothing to recover; \`nyl status -e ${env}\` shows its state`
-        })
-      );
-    next = { ...observed, condition: void 0, lastRun: op };
-    action = "retry";
+  const out = {};
+  for (const n of names) {
+    const d = state.desiredFiles.get(FILES.unit(n));
+    const desired = d ? JSON.parse((await ctx.repo.readBlobs([d]))[0]?.toString("utf8") ?? "null") : void 0;
+    out[n] = { observed: state.observed.get(n), desired };
   }
-  const after = new Map(state.observed);
-  after.set(unit, next);
-  const stale = [...state.evidence.values()].filter(
-    (r) => ![...after.values()].some((o) => o.condition?.state === "uncertain" && o.condition.run === r.id)
-  );
-  const who = await ctx.repo.signature();
-  const message = [
-    `nyl: recover ${env} ${unit} (${action.split(" ")[0]})`,
+  const json2 = {
+    environment: opts.environment,
+    observedTip: state.tips.observed,
+    desiredTip: state.tips.desired,
+    units: out
+  };
+  return { text: prettyJson(json2), json: json2 };
+}
+async function stateForget(ctx, opts) {
+  const { sel, state } = await loadForUnitWrite(ctx, opts);
+  const env = opts.environment;
+  if (!state.observed.has(opts.unit) && !state.desiredFiles.has(FILES.unit(opts.unit)))
+    return {
+      operation: "state-forget",
+      environment: env,
+      outcome: "nothing recorded",
+      facts: [["unit", opts.unit]],
+      problems: [],
+      exit: Exit.ok
+    };
+  const who = await operatorIdentity(ctx);
+  const message2 = [
+    `nyl: state-forget ${env} ${opts.unit}`,
     "",
-    `unit: ${unit}`,
-    `action: ${action}`,
-    `reason: ${JSON.stringify(opts.reason)}`,
-    `by: ${who.name} <${who.email}>`,
-    ...condition ? [`condition: ${canonicalJson(condition)}`] : [],
+    `unit: ${opts.unit}`,
+    `by: ${who}`,
+    ...opts.reason ? [`reason: ${JSON.stringify(opts.reason)}`] : [],
+    `forgot: ${JSON.stringify(state.observed.get(opts.unit) ?? null)}`,
     ""
   ].join("\n");
-  const session = new RunSession(ctx.repo, ctx.backend, state, op, "recover", currentHolder(), who);
-  session.prepare(ctx.now());
-  const { tips } = await session.land(
-    [
+  const { observed } = await writeObserved(ctx, state, "state-forget", /* @__PURE__ */ new Map([[opts.unit, null]]), message2, {
+    removeDesired: [opts.unit]
+  });
+  const problems = sel.units.has(opts.unit) ? [
+    problem(
+      "NYL-STATE-FORGOTTEN",
+      `unit ${opts.unit} is still in the configuration: the next reconcile executes it as a new unit`,
       {
-        ref: state.refs.observed,
-        old: state.tips.observed,
-        files: observedFiles(state, /* @__PURE__ */ new Map([[unit, next]])),
-        message
+        severity: "warning",
+        subject: opts.unit,
+        exit: Exit.ok,
+        fix: "remove it from the configuration first if its resource is gone for good"
       }
-    ],
-    ctx.now(),
-    stale.map((r) => ({ id: r.id, ref: r.ref, tip: r.tip, retire: false }))
-  );
+    )
+  ] : [];
   return {
-    operation: "recover",
+    operation: "state-forget",
     environment: env,
     outcome: "done",
     facts: [
-      ["observed", tips.get(state.refs.observed) ?? ""],
-      ["condition", condition ? canonicalJson(condition) : "null"],
-      ["evidence", canonicalJson(evidence)]
+      ["unit", opts.unit],
+      ["observed", observed ?? ""]
     ],
-    problems: [],
+    problems,
     exit: Exit.ok
   };
 }
@@ -30387,6 +30779,23 @@ async function status(ctx, opts) {
             fix: c.retryable === false ? `fix the cause, then run \`nyl recover -e ${env} --unit ${e.name} --retry --reason <text>\`` : `fix the cause; the next \`nyl reconcile -e ${env}\` runs it again`
           })
         );
+    } else if (e.evaluation.action === "held") {
+      stateName = "held";
+      detail = e.evaluation.reason;
+    } else if (e.evaluation.action === "drifted" || e.evaluation.action === "execute" && e.evaluation.why === "drift" || e.evaluation.action === "awaiting-approval" && e.evaluation.why === "drift") {
+      stateName = "drifted";
+      detail = driftOf(o) ?? "";
+      problems.push(
+        problem("NYL-UNIT-DRIFTED", `unit ${e.name} drifted: ${detail}`, {
+          severity: "warning",
+          subject: e.name,
+          exit: Exit.refused,
+          fix: e.evaluation.action === "execute" ? `the next \`nyl reconcile -e ${env}\` repairs it` : e.evaluation.action === "awaiting-approval" ? `approve its repair: \`nyl reconcile -e ${env} --approve ${e.name}\`` : `driftRepair is manual: \`nyl reconcile -e ${env} --unit ${e.name} --reapply --reason <text>\``
+        })
+      );
+    } else if (e.evaluation.action === "awaiting-approval") {
+      stateName = "pending";
+      detail = `awaiting approval: ${e.evaluation.reason}`;
     } else if (e.evaluation.action === "execute") {
       stateName = "pending";
       detail = WHY_TEXT[e.evaluation.why];
@@ -30446,6 +30855,355 @@ async function status(ctx, opts) {
   };
 }
 
+// src/core/ops/teardown.ts
+function reverseWaves(docs) {
+  const names = [...docs.keys()];
+  const level = /* @__PURE__ */ new Map();
+  const depth = (n, seen = /* @__PURE__ */ new Set()) => {
+    const known = level.get(n);
+    if (known !== void 0) return known;
+    if (seen.has(n)) return 0;
+    seen.add(n);
+    const deps = (docs.get(n)?.needs ?? []).filter((d2) => docs.has(d2));
+    const d = deps.length ? Math.max(...deps.map((x) => depth(x, seen))) + 1 : 0;
+    level.set(n, d);
+    return d;
+  };
+  const waves2 = [];
+  for (const n of names.sort()) {
+    const d = depth(n);
+    waves2[d] = [...waves2[d] ?? [], n];
+  }
+  return waves2.filter(Boolean).reverse();
+}
+async function teardown(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const { cfg, sel } = loaded;
+  const original = loaded.state;
+  const verdict = leaseVerdict(original, ctx.now());
+  const takeover = original.runs.size > 0 || verdict.kind === "broken";
+  const imp = takeover ? importRuns(sel, original, keyResolver(sel), ctx.now()) : void 0;
+  const state = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
+  const problems = [...imp?.problems ?? [], ...lateCheckpoints(original)];
+  const docs = /* @__PURE__ */ new Map();
+  const names = [...state.observed.keys()];
+  const oids = names.map((n) => state.desiredFiles.get(FILES.unit(n)));
+  const bodies = await ctx.repo.readBlobs(oids.filter((o) => !!o));
+  let k = 0;
+  names.forEach((n, i) => {
+    if (oids[i]) docs.set(n, JSON.parse(bodies[k++].toString("utf8")));
+  });
+  const current = evaluateAll(sel, state);
+  for (const n of names) {
+    const d = current.get(n)?.desired;
+    if (!docs.has(n) && d) docs.set(n, d);
+  }
+  if (!docs.size && !takeover)
+    return {
+      operation: "teardown",
+      environment: env,
+      source: cfg.source,
+      rows: [],
+      problems,
+      exit: Exit.ok,
+      extra: [["teardown", "nothing recorded"]]
+    };
+  const run = uuid72();
+  const holder = currentHolder();
+  const session = new RunSession(ctx.repo, ctx.backend, original, run, "teardown", holder, await ctx.repo.signature());
+  if (verdict.kind === "broken") session.restoreOnRelease = original.lease;
+  const now = ctx.now();
+  const record2 = {
+    schema: "nyl.run/v1",
+    run,
+    environment: env,
+    operation: "teardown",
+    state: "executing",
+    holder,
+    source: cfg.source,
+    startedAt: new Date(now).toISOString(),
+    updatedAt: new Date(now).toISOString(),
+    deadline: new Date(now + GRACE_MS).toISOString(),
+    phase: "resolution",
+    executing: [],
+    ...verdict.kind === "broken" && original.lease?.broken ? { takenOver: { run: original.lease.run, leaseBroken: original.lease.broken } } : {}
+  };
+  let acquired = false;
+  const write = async (deadlineMs) => {
+    const t = ctx.now();
+    record2.deadline = new Date(t + deadlineMs).toISOString();
+    record2.updatedAt = new Date(t).toISOString();
+    if (acquired) return session.checkpoint(record2, deadlineMs, t);
+    if (!await session.acquire(record2, deadlineMs, t))
+      throw new NylError(
+        problem("NYL-LEASE-HELD", `another run took the lease of ${env} first`, {
+          exit: Exit.refused,
+          fix: "run again, or pass --wait-lease <duration>"
+        })
+      );
+    acquired = true;
+  };
+  const rows = /* @__PURE__ */ new Map();
+  const changed = /* @__PURE__ */ new Map();
+  const mask = secretMasker();
+  const stopped = /* @__PURE__ */ new Set();
+  try {
+    for (const wave of reverseWaves(docs)) {
+      const go = [];
+      for (const n of wave) {
+        const d = docs.get(n);
+        const o = state.observed.get(n);
+        const needers = [...docs.values()].filter((x) => x.needs.includes(n) && stopped.has(x.name)).map((x) => x.name);
+        if (o?.hold) {
+          rows.set(n, {
+            unit: n,
+            kind: d.kind,
+            result: "held",
+            detail: `held by ${o.hold.by}: resume it to tear it down`
+          });
+          stopped.add(n);
+        } else if (needers.length) {
+          rows.set(n, { unit: n, kind: d.kind, result: "blocked", detail: `still needed by ${needers.join(", ")}` });
+          stopped.add(n);
+        } else go.push(d);
+      }
+      if (!go.length) continue;
+      for (const d of go) session.runFiles.set(FILES.runDesired(d.name), Buffer.from(prettyJson(d)));
+      record2.phase = "wave";
+      record2.executing = go.map((d) => d.name);
+      await write(Math.max(...go.map(timeoutMs)) + GRACE_MS);
+      await mapPool(go, opts.parallelism ?? DEFAULT_PARALLELISM, async (d) => {
+        ctx.onEvent({ type: "unit-start", unit: d.name, kind: d.kind, at: ctx.now() });
+        const r = await driverFor(d.kind).destroy?.({
+          environment: env,
+          run,
+          unit: d,
+          cwd: ctx.repo.root,
+          timeoutMs: timeoutMs(d),
+          cancellation: ctx.cancellation,
+          mask
+        });
+        const prior = state.observed.get(d.name);
+        if (!r) {
+          rows.set(d.name, {
+            unit: d.name,
+            kind: d.kind,
+            result: "removed",
+            detail: "no destroy: its effects are left in place"
+          });
+          changed.set(d.name, null);
+        } else if (r.status === "succeeded") {
+          rows.set(d.name, { unit: d.name, kind: d.kind, result: "destroyed", detail: "" });
+          changed.set(d.name, null);
+        } else {
+          stopped.add(d.name);
+          rows.set(d.name, {
+            unit: d.name,
+            kind: d.kind,
+            result: r.status === "failed" ? "failed" : "uncertain",
+            detail: r.reason
+          });
+          changed.set(d.name, {
+            ...prior,
+            lastRun: run,
+            condition: {
+              state: r.status === "failed" ? "failed" : "uncertain",
+              reason: `teardown: ${r.reason}`,
+              run,
+              since: new Date(ctx.now()).toISOString()
+            }
+          });
+        }
+        const c = {
+          schema: "nyl.checkpoint/v1",
+          name: d.name,
+          kind: d.kind,
+          uid: d.uid,
+          executionKey: d.executionKey,
+          result: !r || r.status === "succeeded" ? "succeeded" : r.status,
+          at: new Date(ctx.now()).toISOString(),
+          durationMs: r?.durationMs ?? 0,
+          ...r && r.status !== "succeeded" ? { reason: r.reason } : {}
+        };
+        session.runFiles.set(FILES.runCheckpoint(d.name), Buffer.from(prettyJson(c)));
+        ctx.onEvent({
+          type: "unit-finish",
+          unit: d.name,
+          kind: d.kind,
+          result: rows.get(d.name)?.result ?? "",
+          durationMs: r?.durationMs ?? 0
+        });
+      });
+      record2.executing = [];
+    }
+    if (!acquired) await write(GRACE_MS);
+    for (const [n, o] of imp?.observed ?? []) if (!changed.has(n)) changed.set(n, o);
+    const list = [...rows.values()];
+    const oFiles = /* @__PURE__ */ new Map();
+    for (const [p, oid] of state.observedFiles) oFiles.set(p, { oid });
+    const dFiles = /* @__PURE__ */ new Map();
+    for (const [p, oid] of state.desiredFiles) dFiles.set(p, { oid });
+    for (const [n, o] of changed) {
+      if (o) oFiles.set(FILES.unit(n), Buffer.from(prettyJson(o)));
+      else {
+        oFiles.delete(FILES.unit(n));
+        oFiles.delete(FILES.log(n));
+        dFiles.delete(FILES.unit(n));
+      }
+    }
+    const message2 = transitionMessage({
+      operation: "teardown",
+      environment: env,
+      units: messageUnits(list, run),
+      results: list.map((r) => r.result),
+      lists: importLists(imp),
+      extra: [["leaseBroken", imp?.leaseBroken]]
+    });
+    const landedState = new Map(
+      [...state.observed].filter(([n]) => changed.get(n) !== null).map(([n, o]) => [n, changed.get(n) ?? o])
+    );
+    const { tips } = await session.land(
+      [
+        { ref: state.refs.desired, old: state.tips.desired, files: dFiles, message: message2 },
+        { ref: state.refs.observed, old: state.tips.observed, files: oFiles, message: message2 }
+      ],
+      ctx.now(),
+      consumedRefs(original, imp, landedState)
+    );
+    const exits = problems.map((p) => p.exit);
+    for (const r of list) {
+      if (r.result === "failed") exits.push(Exit.failed);
+      if (r.result === "uncertain") exits.push(Exit.uncertain);
+      if (r.result === "held") exits.push(Exit.refused);
+    }
+    return {
+      operation: "teardown",
+      environment: env,
+      run,
+      source: cfg.source,
+      desired: tips.get(state.refs.desired),
+      observed: tips.get(state.refs.observed),
+      rows: reverseWaves(docs).flat().map((n) => rows.get(n)).filter(Boolean),
+      problems,
+      exit: worstExit(exits)
+    };
+  } catch (e) {
+    if (acquired && session.holding) {
+      record2.state = "failed";
+      record2.phase = "finished";
+      record2.executing = [];
+      await session.finish(record2, ctx.now()).catch(() => void 0);
+    }
+    throw e;
+  }
+}
+
+// src/core/ops/verify.ts
+async function verify(ctx, opts) {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForNonImportWrite(ctx, loaded);
+  const { cfg, sel, state } = loaded;
+  const evaluated = evaluateAll(sel, state);
+  const mask = secretMasker();
+  const run = uuid72();
+  const rows = [];
+  const changed = /* @__PURE__ */ new Map();
+  const problems = [];
+  const targets = [...evaluated.values()];
+  const results = await mapPool(targets, opts.parallelism ?? DEFAULT_PARALLELISM, async (e) => {
+    const o = e.observed;
+    if (!o?.receipt || !e.desired) return void 0;
+    const driver = driverFor(e.kind);
+    if (!driver.verify) return void 0;
+    const unit = { ...e.desired, uid: o.uid };
+    return driver.verify({
+      environment: env,
+      run,
+      unit,
+      cwd: ctx.repo.root,
+      timeoutMs: timeoutMs(unit),
+      cancellation: ctx.cancellation,
+      mask
+    });
+  });
+  const at = new Date(ctx.now()).toISOString();
+  targets.forEach((e, i) => {
+    const r = results[i];
+    const o = e.observed;
+    if (!o?.receipt) {
+      rows.push({ unit: e.name, kind: e.kind, result: "none", detail: "no receipt to verify" });
+      return;
+    }
+    if (!r) {
+      rows.push({
+        unit: e.name,
+        kind: e.kind,
+        result: "skipped",
+        detail: e.desired ? "its kind or spec has no check" : "pending: resolves after its inputs"
+      });
+      return;
+    }
+    rows.push({ unit: e.name, kind: e.kind, result: r.state, detail: r.detail });
+    const next = {
+      ...o,
+      drift: { state: r.state, detail: r.detail, at, receiptKey: o.receipt.executionKey }
+    };
+    if (r.health) next.health = { ...r.health, at };
+    if (r.attestations) next.attestations = r.attestations;
+    const same = (x) => canonicalJson([
+      x.drift?.state,
+      x.drift?.detail,
+      x.drift?.receiptKey,
+      x.health?.state,
+      x.health?.detail,
+      x.attestations
+    ]);
+    if (same(next) !== same(o)) changed.set(e.name, next);
+    if (r.state === "drifted") {
+      const d = e.desired ? decide(e.desired, next, e.policy, { driftRepair: sel.driftRepair }) : void 0;
+      const next_ = d?.action === "execute" ? `the next reconcile re-executes it (driftRepair: ${sel.driftRepair})` : d?.action === "awaiting-approval" ? `the next reconcile waits for approval: it is not safe to re-run (recovery policy ${e.policy})` : d?.action === "drifted" ? "the next reconcile leaves it drifted (driftRepair: manual)" : d?.action === "held" ? "the next reconcile leaves it: it is held" : "the next reconcile settles its condition first";
+      problems.push(
+        problem("NYL-VERIFY-DRIFT", `unit ${e.name} drifted: ${r.detail}; ${next_}`, {
+          severity: "warning",
+          subject: e.name,
+          exit: Exit.drift,
+          fix: d?.action === "awaiting-approval" ? `run \`nyl reconcile -e ${env} --approve ${e.name}\` once re-running it is safe` : d?.action === "drifted" ? `force it with \`nyl reconcile -e ${env} --unit ${e.name} --reapply --reason <text>\`` : `run \`nyl reconcile -e ${env}\` to repair it`
+        })
+      );
+    }
+  });
+  let observed;
+  if (changed.size) {
+    const message2 = transitionMessage({
+      operation: "verify",
+      environment: env,
+      units: new Map(
+        [...changed].map(([n, o]) => [n, { drift: o.drift?.state, detail: o.drift?.detail || void 0 }])
+      ),
+      results: rows.filter((r) => ["in-sync", "drifted", "unknown"].includes(r.result)).map((r) => r.result),
+      lists: [["drifted", rows.filter((r) => r.result === "drifted").map((r) => r.unit)]]
+    });
+    observed = (await writeObserved(ctx, state, "verify", changed, message2)).observed;
+  }
+  const drifted = rows.some((r) => r.result === "drifted");
+  return {
+    operation: "verify",
+    environment: env,
+    source: cfg.source,
+    observed: observed ?? state.tips.observed,
+    rows,
+    problems,
+    exit: drifted ? Exit.drift : Exit.ok,
+    header: ["UNIT", "KIND", "DRIFT", "DETAIL"],
+    extra: [["recorded", observed ? "yes" : "no change"]]
+  };
+}
+
 // src/cli/commands.ts
 var COMMON = {
   environment: { type: "string", short: "e", value: "ENV", help: "environment to act on (required)" },
@@ -30480,7 +31238,17 @@ var COMMANDS = {
         type: "string",
         value: "DURATION",
         help: "on SIGINT/SIGTERM, time tools get to stop before their process group is killed (default: 30s)"
-      }
+      },
+      approve: {
+        type: "string",
+        multiple: true,
+        value: "U",
+        help: "approve re-running U where it is not safe (drift repair, reapply); repeatable"
+      },
+      unit: { type: "string", multiple: true, value: "U", help: "with --reapply: a unit to execute again; repeatable" },
+      reapply: { type: "boolean", help: "execute the --unit units although their receipts are current" },
+      reason: { type: "string", value: "TEXT", help: "why (with --reapply; recorded with who asked)" },
+      plan: { type: "string", value: "TOKEN", help: "execute exactly the plan `nyl plan` printed this token for" }
     },
     exits: "0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units, lease lost or run cancelled"
   },
@@ -30518,6 +31286,63 @@ var COMMANDS = {
     description: "Writes a broken lease naming who broke it and why. The holder, if alive, can no longer write\nstate. Only an operation that imports the broken run takes the lease over: nyl reconcile or\nnyl recover -e ENV; other writes refuse with NYL-LEASE-BROKEN until then.",
     options: { ...COMMON, reason: REASON },
     exits: "0 broken (or nothing to break); 1 bad input; 2 the lease changed meanwhile"
+  },
+  verify: {
+    summary: "ask each unit’s driver whether its receipt still holds; executes nothing",
+    usage: "nyl verify -e ENV [--local] [--wait-lease DURATION] [--json]",
+    description: "Runs each unit’s check (Command: spec.check, exit 0 in sync, 2 drifted with stdout as the\ndetail, anything else unknown) and records the latest drift, health and attestations in one\nobserved commit, none when nothing changed. Never changes a receipt or a condition.",
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      parallelism: { type: "string", value: "N", help: "checks run at once (default: 4)" }
+    },
+    exits: "0 in sync; 1 bad input; 2 lease held or broken; 3 drift found"
+  },
+  hold: {
+    summary: "hold a unit: reconcile neither executes nor re-resolves it",
+    usage: "nyl hold -e ENV --unit U --reason TEXT [--local]",
+    description: "A held unit keeps the desired document of its last receipt, its consumers resolve from that\nreceipt, and its condition stays. `nyl exec` runs native repairs on it.",
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: "string", value: "U", help: "the unit" }, reason: REASON },
+    exits: "0 held; 1 bad input; 2 lease held or broken"
+  },
+  resume: {
+    summary: "resume a held unit",
+    usage: "nyl resume -e ENV --unit U --reason TEXT [--local]",
+    description: "Ends the hold; the condition stays. After a repair with `nyl exec`, the unit’s first execution\nneeds the plan approved: `nyl plan -e ENV`, then `nyl reconcile -e ENV --plan <token>`.",
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: "string", value: "U", help: "the unit" }, reason: REASON },
+    exits: "0 resumed; 1 bad input; 2 lease held or broken"
+  },
+  exec: {
+    summary: "run a native state repair tool on a held unit",
+    usage: "nyl exec -e ENV --unit U [--reason TEXT] [--local] -- COMMAND [ARGS…]",
+    description: "Records the repair (lease and run ref naming the command) before the tool starts, runs it in\nthe repository root in its own process group, and keeps its exit code and output on the unit.",
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: "string", value: "U", help: "the held unit" }, reason: REASON },
+    exits: "the tool’s failure is 1; 2 the unit is not held, or the lease is held or broken"
+  },
+  teardown: {
+    summary: "destroy every unit in reverse order and drop its state",
+    usage: "nyl teardown -e ENV [--local] [--wait-lease DURATION] [--json]",
+    description: "Runs each unit’s destroy (Command: spec.destroy) in reverse dependency order, units that left\nthe configuration included, and lands one transition dropping what was torn down. A unit\nwithout destroy only loses its state. Imports a broken run first.",
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      parallelism: { type: "string", value: "N", help: "units of a wave at once (default: 4)" }
+    },
+    exits: "0 done; 1 a destroy failed; 2 lease held, or held units; 4 uncertain"
+  },
+  "state show": {
+    summary: "print the recorded documents of a unit (or every unit)",
+    usage: "nyl state show -e ENV [--unit U] [--local]",
+    description: "The observed and desired documents as stored on the state refs, as JSON.",
+    options: { ...COMMON, unit: { type: "string", value: "U", help: "one unit" } },
+    exits: "0; 1 bad input"
+  },
+  "state forget": {
+    summary: "drop a unit’s recorded state (receipt, condition, desired document)",
+    usage: "nyl state forget -e ENV --unit U [--reason TEXT] [--local]",
+    description: "For a unit that left the configuration or whose resource is gone by other means.",
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: "string", value: "U", help: "the unit" }, reason: REASON },
+    exits: "0 forgotten; 1 bad input; 2 lease held or broken"
   },
   schema: {
     summary: "print the JSON Schema of nyl.yaml documents",
@@ -30638,20 +31463,20 @@ function renderProblems(ps) {
 
 // src/cli/main.ts
 var VERSION = "0.1.0";
-function usage(message, fix) {
-  return new NylError(problem("NYL-USAGE", message, { fix, exit: Exit.failed }));
+function usage(message2, fix) {
+  return new NylError(problem("NYL-USAGE", message2, { fix, exit: Exit.failed }));
 }
 function renderRun(r) {
   const out = [
     table(
-      ["UNIT", "KIND", "RESULT", "DETAIL"],
+      r.header ?? ["UNIT", "KIND", "RESULT", "DETAIL"],
       r.rows.map((x) => [x.unit, x.kind, x.result, x.detail.replace(/\n/g, " | ")])
     ),
     "",
     facts([
       ["run", r.run],
       ["source", r.source],
-      ...r.operation === "reconcile" ? [
+      ...["reconcile", "verify", "teardown"].includes(r.operation) ? [
         ["desired", r.desired],
         ["observed", r.observed]
       ] : [],
@@ -30704,15 +31529,22 @@ async function main(argv, io) {
         `run one of: ${Object.keys(COMMANDS).join(", ")} (see \`nyl --help\`)`
       );
     let values;
+    let positionals = [];
     try {
-      values = parseArgs({
+      const parsed = parseArgs({
         args: rest,
         options: Object.fromEntries(
-          Object.entries(spec.options).map(([k, o]) => [k, { type: o.type, ...o.short ? { short: o.short } : {} }])
+          Object.entries(spec.options).map(([k, o]) => [
+            k,
+            { type: o.type, ...o.short ? { short: o.short } : {}, ...o.multiple ? { multiple: true } : {} }
+          ])
         ),
         strict: true,
-        allowPositionals: false
-      }).values;
+        // Only `nyl exec` takes a command, after `--`.
+        allowPositionals: command === "exec"
+      });
+      values = parsed.values;
+      positionals = parsed.positionals;
     } catch (e) {
       throw usage(`${command}: ${e.message.split("\n")[0]}`, `see \`nyl ${command} --help\``);
     }
@@ -30746,17 +31578,34 @@ async function main(argv, io) {
         throw usage(`--wait-lease ${values["wait-lease"]} is not a duration`, "pass a duration such as 30s or 10m");
     }
     const reason = values.reason;
-    if ((command === "recover" || command === "lease break") && !reason?.trim())
-      throw usage(`${command} needs a reason`, `pass --reason "<why>"; it is recorded with who asked`);
+    const units = [].concat(values.unit ?? []);
+    const needsReason = ["recover", "lease break", "hold", "resume"].includes(command) || values.reapply === true;
+    if (needsReason && !reason?.trim())
+      throw usage(
+        `${command}${values.reapply ? " --reapply" : ""} needs a reason`,
+        `pass --reason "<why>"; it is recorded with who asked`
+      );
+    const needsUnit = ["hold", "resume", "exec", "state forget"].includes(command) || values.reapply === true;
+    if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
+    if (command === "reconcile" && units.length && !values.reapply)
+      throw usage("reconcile --unit needs --reapply", "pass --reapply --reason <text> to execute those units again");
+    if (command === "exec" && !positionals.length)
+      throw usage(
+        "exec needs a command after --",
+        `e.g. \`nyl exec -e ${environment} --unit ${units[0] ?? "U"} -- terraform force-unlock <id>\``
+      );
     if (command === "recover") {
-      if (values.unit !== void 0 && !values.retry && values.accept === void 0)
+      if (units.length && !values.retry && values.accept === void 0)
         throw usage("recover --unit needs --retry or --accept RUN", "see `nyl recover --help`");
       if (values.retry && values.accept !== void 0)
         throw usage("pass either --retry or --accept RUN, not both", "see `nyl recover --help`");
-      if (values.unit === void 0 && (values.retry || values.accept !== void 0))
+      if (!units.length && (values.retry || values.accept !== void 0))
         throw usage("--retry and --accept need --unit U", "see `nyl recover --help`");
     }
-    progress = progressReporter(io.stderr, !json2 && command === "reconcile" && process.env.NYL_PROGRESS !== "0");
+    progress = progressReporter(
+      io.stderr,
+      !json2 && ["reconcile", "teardown"].includes(command) && process.env.NYL_PROGRESS !== "0"
+    );
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     ctx = await openWorkspace(
@@ -30769,16 +31618,35 @@ async function main(argv, io) {
       },
       { cancellation, onEvent: progress.onEvent }
     );
-    opName = command === "lease break" ? "lease-break" : command;
+    opName = command.replace(" ", "-");
     opEnv = environment;
+    const unit = units[0];
     let report2;
-    if (command === "reconcile") report2 = await reconcile(ctx, { environment, parallelism });
+    if (command === "reconcile")
+      report2 = await reconcile(ctx, {
+        environment,
+        parallelism,
+        approve: values.approve,
+        reapply: values.reapply ? { units, reason } : void 0,
+        plan: values.plan
+      });
     else if (command === "plan") report2 = await plan(ctx, { environment });
-    else if (command === "recover")
+    else if (command === "verify") report2 = await verify(ctx, { environment, parallelism });
+    else if (command === "hold") report2 = await hold(ctx, { environment, unit, reason });
+    else if (command === "resume") report2 = await resume(ctx, { environment, unit, reason });
+    else if (command === "exec") report2 = await exec(ctx, { environment, unit, command: positionals, reason });
+    else if (command === "teardown") report2 = await teardown(ctx, { environment, parallelism });
+    else if (command === "state forget") report2 = await stateForget(ctx, { environment, unit, reason });
+    else if (command === "state show") {
+      const shown = await stateShow(ctx, { environment, unit: units[0] });
+      io.stdout.write(json2 ? `${JSON.stringify(shown.json, null, 2)}
+` : shown.text);
+      return Exit.ok;
+    } else if (command === "recover")
       report2 = await recover(ctx, {
         environment,
         reason,
-        unit: values.unit,
+        unit: units[0],
         retry: values.retry === true,
         accept: values.accept
       });
@@ -30806,7 +31674,7 @@ async function main(argv, io) {
     if (json2) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }, ctx), null, 2)}
 `);
     else {
-      if (opEnv && (opName === "recover" || opName === "lease-break"))
+      if (opEnv && ["recover", "lease-break", "hold", "resume", "exec", "state-forget"].includes(opName ?? ""))
         io.stdout.write(`${opName} ${opEnv}: refused
 
 `);

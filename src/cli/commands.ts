@@ -2,6 +2,7 @@
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
+  multiple?: boolean;
   short?: string;
   value?: string;
   help: string;
@@ -56,6 +57,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
         value: 'DURATION',
         help: 'on SIGINT/SIGTERM, time tools get to stop before their process group is killed (default: 30s)',
       },
+      approve: {
+        type: 'string',
+        multiple: true,
+        value: 'U',
+        help: 'approve re-running U where it is not safe (drift repair, reapply); repeatable',
+      },
+      unit: { type: 'string', multiple: true, value: 'U', help: 'with --reapply: a unit to execute again; repeatable' },
+      reapply: { type: 'boolean', help: 'execute the --unit units although their receipts are current' },
+      reason: { type: 'string', value: 'TEXT', help: 'why (with --reapply; recorded with who asked)' },
+      plan: { type: 'string', value: 'TOKEN', help: 'execute exactly the plan `nyl plan` printed this token for' },
     },
     exits: '0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units, lease lost or run cancelled',
   },
@@ -105,6 +116,75 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'nyl recover -e ENV; other writes refuse with NYL-LEASE-BROKEN until then.',
     options: { ...COMMON, reason: REASON },
     exits: '0 broken (or nothing to break); 1 bad input; 2 the lease changed meanwhile',
+  },
+  verify: {
+    summary: 'ask each unit’s driver whether its receipt still holds; executes nothing',
+    usage: 'nyl verify -e ENV [--local] [--wait-lease DURATION] [--json]',
+    description:
+      'Runs each unit’s check (Command: spec.check, exit 0 in sync, 2 drifted with stdout as the\n' +
+      'detail, anything else unknown) and records the latest drift, health and attestations in one\n' +
+      'observed commit, none when nothing changed. Never changes a receipt or a condition.',
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      parallelism: { type: 'string', value: 'N', help: 'checks run at once (default: 4)' },
+    },
+    exits: '0 in sync; 1 bad input; 2 lease held or broken; 3 drift found',
+  },
+  hold: {
+    summary: 'hold a unit: reconcile neither executes nor re-resolves it',
+    usage: 'nyl hold -e ENV --unit U --reason TEXT [--local]',
+    description:
+      'A held unit keeps the desired document of its last receipt, its consumers resolve from that\n' +
+      'receipt, and its condition stays. `nyl exec` runs native repairs on it.',
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
+    exits: '0 held; 1 bad input; 2 lease held or broken',
+  },
+  resume: {
+    summary: 'resume a held unit',
+    usage: 'nyl resume -e ENV --unit U --reason TEXT [--local]',
+    description:
+      'Ends the hold; the condition stays. After a repair with `nyl exec`, the unit’s first execution\n' +
+      'needs the plan approved: `nyl plan -e ENV`, then `nyl reconcile -e ENV --plan <token>`.',
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
+    exits: '0 resumed; 1 bad input; 2 lease held or broken',
+  },
+  exec: {
+    summary: 'run a native state repair tool on a held unit',
+    usage: 'nyl exec -e ENV --unit U [--reason TEXT] [--local] -- COMMAND [ARGS…]',
+    description:
+      'Records the repair (lease and run ref naming the command) before the tool starts, runs it in\n' +
+      'the repository root in its own process group, and keeps its exit code and output on the unit.',
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the held unit' }, reason: REASON },
+    exits: 'the tool’s failure is 1; 2 the unit is not held, or the lease is held or broken',
+  },
+  teardown: {
+    summary: 'destroy every unit in reverse order and drop its state',
+    usage: 'nyl teardown -e ENV [--local] [--wait-lease DURATION] [--json]',
+    description:
+      'Runs each unit’s destroy (Command: spec.destroy) in reverse dependency order, units that left\n' +
+      'the configuration included, and lands one transition dropping what was torn down. A unit\n' +
+      'without destroy only loses its state. Imports a broken run first.',
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      parallelism: { type: 'string', value: 'N', help: 'units of a wave at once (default: 4)' },
+    },
+    exits: '0 done; 1 a destroy failed; 2 lease held, or held units; 4 uncertain',
+  },
+  'state show': {
+    summary: 'print the recorded documents of a unit (or every unit)',
+    usage: 'nyl state show -e ENV [--unit U] [--local]',
+    description: 'The observed and desired documents as stored on the state refs, as JSON.',
+    options: { ...COMMON, unit: { type: 'string', value: 'U', help: 'one unit' } },
+    exits: '0; 1 bad input',
+  },
+  'state forget': {
+    summary: 'drop a unit’s recorded state (receipt, condition, desired document)',
+    usage: 'nyl state forget -e ENV --unit U [--reason TEXT] [--local]',
+    description: 'For a unit that left the configuration or whose resource is gone by other means.',
+    options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
+    exits: '0 forgotten; 1 bad input; 2 lease held or broken',
   },
   schema: {
     summary: 'print the JSON Schema of nyl.yaml documents',

@@ -2,12 +2,17 @@ import { parseArgs } from 'node:util';
 import { configJsonSchema } from '../core/config/schema.js';
 import { toolStats } from '../core/drivers/process.js';
 import { gitStats } from '../core/git/exec.js';
+import { exec } from '../core/ops/exec.js';
+import { hold, resume } from '../core/ops/hold.js';
 import { leaseBreak } from '../core/ops/lease-break.js';
 import { plan } from '../core/ops/plan.js';
 import { DEFAULT_PARALLELISM, reconcile } from '../core/ops/reconcile.js';
 import { recover } from '../core/ops/recover.js';
 import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
+import { stateForget, stateShow } from '../core/ops/state-cmds.js';
 import { status } from '../core/ops/status.js';
+import { teardown } from '../core/ops/teardown.js';
+import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
 import { RemoteBackend } from '../core/state/remote-backend.js';
 import { Cancellation } from '../core/util/cancel.js';
@@ -32,14 +37,14 @@ function usage(message: string, fix: string): NylError {
 function renderRun(r: RunReport): string {
   const out = [
     table(
-      ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
+      r.header ?? ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
       r.rows.map((x) => [x.unit, x.kind, x.result, x.detail.replace(/\n/g, ' | ')]),
     ),
     '',
     facts([
       ['run', r.run],
       ['source', r.source],
-      ...(r.operation === 'reconcile'
+      ...(['reconcile', 'verify', 'teardown'].includes(r.operation)
         ? ([
             ['desired', r.desired],
             ['observed', r.observed],
@@ -94,16 +99,23 @@ export async function main(argv: string[], io: Io): Promise<number> {
         `unknown command ${JSON.stringify(command)}`,
         `run one of: ${Object.keys(COMMANDS).join(', ')} (see \`nyl --help\`)`,
       );
-    let values: Record<string, string | boolean | undefined>;
+    let values: Record<string, string | boolean | string[] | undefined>;
+    let positionals: string[] = [];
     try {
-      values = parseArgs({
+      const parsed = parseArgs({
         args: rest,
         options: Object.fromEntries(
-          Object.entries(spec.options).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}) }]),
+          Object.entries(spec.options).map(([k, o]) => [
+            k,
+            { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+          ]),
         ),
         strict: true,
-        allowPositionals: false,
-      }).values as Record<string, string | boolean | undefined>;
+        // Only `nyl exec` takes a command, after `--`.
+        allowPositionals: command === 'exec',
+      });
+      values = parsed.values as typeof values;
+      positionals = parsed.positionals;
     } catch (e) {
       throw usage(`${command}: ${(e as Error).message.split('\n')[0]}`, `see \`nyl ${command} --help\``);
     }
@@ -136,17 +148,34 @@ export async function main(argv: string[], io: Io): Promise<number> {
         throw usage(`--wait-lease ${values['wait-lease']} is not a duration`, 'pass a duration such as 30s or 10m');
     }
     const reason = values.reason as string | undefined;
-    if ((command === 'recover' || command === 'lease break') && !reason?.trim())
-      throw usage(`${command} needs a reason`, `pass --reason "<why>"; it is recorded with who asked`);
+    const units = ([] as string[]).concat((values.unit as string | string[] | undefined) ?? []);
+    const needsReason = ['recover', 'lease break', 'hold', 'resume'].includes(command) || values.reapply === true;
+    if (needsReason && !reason?.trim())
+      throw usage(
+        `${command}${values.reapply ? ' --reapply' : ''} needs a reason`,
+        `pass --reason "<why>"; it is recorded with who asked`,
+      );
+    const needsUnit = ['hold', 'resume', 'exec', 'state forget'].includes(command) || values.reapply === true;
+    if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
+    if (command === 'reconcile' && units.length && !values.reapply)
+      throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
+    if (command === 'exec' && !positionals.length)
+      throw usage(
+        'exec needs a command after --',
+        `e.g. \`nyl exec -e ${environment} --unit ${units[0] ?? 'U'} -- terraform force-unlock <id>\``,
+      );
     if (command === 'recover') {
-      if (values.unit !== undefined && !values.retry && values.accept === undefined)
+      if (units.length && !values.retry && values.accept === undefined)
         throw usage('recover --unit needs --retry or --accept RUN', 'see `nyl recover --help`');
       if (values.retry && values.accept !== undefined)
         throw usage('pass either --retry or --accept RUN, not both', 'see `nyl recover --help`');
-      if (values.unit === undefined && (values.retry || values.accept !== undefined))
+      if (!units.length && (values.retry || values.accept !== undefined))
         throw usage('--retry and --accept need --unit U', 'see `nyl recover --help`');
     }
-    progress = progressReporter(io.stderr, !json && command === 'reconcile' && process.env.NYL_PROGRESS !== '0');
+    progress = progressReporter(
+      io.stderr,
+      !json && ['reconcile', 'teardown'].includes(command) && process.env.NYL_PROGRESS !== '0',
+    );
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     ctx = await openWorkspace(
@@ -159,16 +188,34 @@ export async function main(argv: string[], io: Io): Promise<number> {
       },
       { cancellation, onEvent: progress.onEvent },
     );
-    opName = command === 'lease break' ? 'lease-break' : command;
+    opName = command.replace(' ', '-');
     opEnv = environment;
+    const unit = units[0] as string;
     let report: RunReport | StatusReport | OpReport;
-    if (command === 'reconcile') report = await reconcile(ctx, { environment, parallelism });
+    if (command === 'reconcile')
+      report = await reconcile(ctx, {
+        environment,
+        parallelism,
+        approve: values.approve as string[] | undefined,
+        reapply: values.reapply ? { units, reason: reason as string } : undefined,
+        plan: values.plan as string | undefined,
+      });
     else if (command === 'plan') report = await plan(ctx, { environment });
-    else if (command === 'recover')
+    else if (command === 'verify') report = await verify(ctx, { environment, parallelism });
+    else if (command === 'hold') report = await hold(ctx, { environment, unit, reason: reason as string });
+    else if (command === 'resume') report = await resume(ctx, { environment, unit, reason: reason as string });
+    else if (command === 'exec') report = await exec(ctx, { environment, unit, command: positionals, reason });
+    else if (command === 'teardown') report = await teardown(ctx, { environment, parallelism });
+    else if (command === 'state forget') report = await stateForget(ctx, { environment, unit, reason });
+    else if (command === 'state show') {
+      const shown = await stateShow(ctx, { environment, unit: units[0] });
+      io.stdout.write(json ? `${JSON.stringify(shown.json, null, 2)}\n` : shown.text);
+      return Exit.ok;
+    } else if (command === 'recover')
       report = await recover(ctx, {
         environment,
         reason: reason as string,
-        unit: values.unit as string | undefined,
+        unit: units[0],
         retry: values.retry === true,
         accept: values.accept as string | undefined,
       });
@@ -197,7 +244,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (json) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }, ctx), null, 2)}\n`);
     else {
       // Operations that are not runs say they were refused, as in seed 000 (`state-forget dev: refused`).
-      if (opEnv && (opName === 'recover' || opName === 'lease-break'))
+      if (opEnv && ['recover', 'lease-break', 'hold', 'resume', 'exec', 'state-forget'].includes(opName ?? ''))
         io.stdout.write(`${opName} ${opEnv}: refused\n\n`);
       io.stderr.write(`${renderProblems(problems)}\n`);
     }

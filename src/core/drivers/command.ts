@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { referenceVariable, shellSafeScript } from '../config/references.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { formatDuration } from '../util/duration.js';
-import type { Driver, ExecuteContext, ExecuteResult, InspectResult, RecoveryPolicy } from './driver.js';
+import type { Driver, ExecuteContext, ExecuteResult, InspectResult, RecoveryPolicy, VerifyResult } from './driver.js';
 import { runScript } from './process.js';
 
 interface CommandSpec {
@@ -135,6 +135,32 @@ export const commandDriver: Driver = {
     }
     if (parsed.error) return { status: 'failed', reason: ctx.mask(parsed.error), retryable, log, durationMs };
     return { status: 'succeeded', outputs: parsed.outputs, artifacts: {}, log, durationMs };
+  },
+
+  /** `spec.check`: exit 0 in sync, 2 drifted (stdout is the detail), else unknown; NYL_OUTPUT lines attest. */
+  async verify(ctx: ExecuteContext): Promise<VerifyResult | undefined> {
+    const spec = ctx.unit.spec as unknown as CommandSpec;
+    if (!spec.check) return undefined;
+    const { r, log, parsed } = await runUnitScript(ctx, spec.check);
+    const attestations = parsed.error ? undefined : parsed.outputs;
+    const extra = Object.keys(attestations ?? {}).length ? { attestations } : {};
+    if (r.exitCode === 0) return { state: 'in-sync', detail: '', ...extra };
+    if (r.exitCode === 2)
+      return { state: 'drifted', detail: lastLines(ctx.mask(r.stdout), REASON_LINES) || 'drifted', ...extra };
+    const how = r.timedOut
+      ? 'timed out'
+      : r.exitCode === null
+        ? `was killed by ${r.signal}`
+        : `exited with ${r.exitCode}`;
+    const tail = lastLines(log, REASON_LINES);
+    return { state: 'unknown', detail: `check ${how}${tail ? `: ${tail}` : ''}` };
+  },
+
+  /** `spec.destroy`: removes what the unit made; same contract as run. */
+  async destroy(ctx: ExecuteContext): Promise<ExecuteResult | undefined> {
+    const spec = ctx.unit.spec as unknown as CommandSpec;
+    if (!spec.destroy) return undefined;
+    return this.execute({ ...ctx, unit: { ...ctx.unit, spec: { ...ctx.unit.spec, run: spec.destroy } } });
   },
 
   /** `spec.inspect`: exit 0 applied (its NYL_OUTPUT lines are the outputs), 2 not applied, else unknown. */

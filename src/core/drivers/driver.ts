@@ -38,4 +38,15 @@ export interface Driver {
   execute(ctx: ExecuteContext): Promise<ExecuteResult>;
   /** For the inspect policy: were the effects of the desired document applied? */
   inspect?(ctx: ExecuteContext): Promise<InspectResult>;
+  /** For `nyl verify`: does what the receipt describes still hold? Undefined: this unit cannot tell. */
+  verify?(ctx: ExecuteContext): Promise<VerifyResult | undefined>;
+  /** For `nyl teardown`: removes the unit's effects. Undefined: the unit has nothing to run. */
+  destroy?(ctx: ExecuteContext): Promise<ExecuteResult | undefined>;
+}
+
+export interface VerifyResult {
+  state: 'in-sync' | 'drifted' | 'unknown';
+  detail: string;
+  health?: { state: string; detail: string };
+  attestations?: Record<string, string>;
 }

@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import type { Cancellation } from '../util/cancel.js';
 
 export interface ProcessOptions {
-  script: string;
+  /** A bash script, run as `bash --noprofile --norc -eo pipefail -c SCRIPT`… */
+  script?: string;
+  /** …or a program and its arguments, run as they are (no shell). */
+  argv?: string[];
+  /** Also copy the tool's output to this process's stdout/stderr as it comes (nyl exec). */
+  echo?: boolean;
   cwd: string;
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
@@ -40,12 +45,13 @@ function killGroup(pid: number, sig: NodeJS.Signals): void {
  * Runs a bash script in its own process group (so signals reach every process it started),
  * with a timeout and cancellation that signal the group, then SIGKILL it after the grace window.
  */
-export function runScript(opts: ProcessOptions): Promise<ProcessResult> {
+export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
   const started = Date.now();
   toolStats.spawns++;
   const keep = opts.tailBytes ?? TAIL;
   return new Promise((resolve) => {
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', opts.script], {
+    const [cmd, ...args] = opts.argv ?? ['bash', '--noprofile', '--norc', '-eo', 'pipefail', '-c', opts.script ?? ''];
+    const child = spawn(cmd as string, args, {
       cwd: opts.cwd,
       env: opts.env,
       detached: true,
@@ -60,10 +66,14 @@ export function runScript(opts: ProcessOptions): Promise<ProcessResult> {
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (d: string) => {
+      if (opts.echo) process.stdout.write(d);
       add(d);
       if (stdout.length < keep) stdout += d;
     });
-    child.stderr.on('data', add);
+    child.stderr.on('data', (d: string) => {
+      if (opts.echo) process.stderr.write(d);
+      add(d);
+    });
     let timedOut = false;
     let cancelled = false;
     let killTimer: NodeJS.Timeout | undefined;
@@ -118,3 +128,6 @@ export function runScript(opts: ProcessOptions): Promise<ProcessResult> {
     });
   });
 }
+
+/** A bash script in its own process group (the Command contract). */
+export const runScript = (opts: ProcessOptions & { script: string }) => runProcess(opts);

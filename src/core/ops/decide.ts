@@ -50,11 +50,16 @@ export function decide(
     // After a native repair (nyl exec) the first execution needs the plan approved by its token.
     if (observed?.approvalRequired && !opts.planApproved)
       return { action: 'awaiting-approval', why, reason: observed.approvalRequired.reason };
-    return { action: 'execute', why, ...(opts.planApproved && observed?.approvalRequired ? { approvedBy: 'plan' as const } : {}) };
+    return {
+      action: 'execute',
+      why,
+      ...(opts.planApproved && observed?.approvalRequired ? { approvedBy: 'plan' as const } : {}),
+    };
   };
   const unsafe = (why: Why, reason: string): Decision => {
     if (policy === 'converge') return execute(why);
-    if (opts.approved?.has(name) || opts.planApproved) return { ...(execute(why) as object), approvedBy: opts.approved?.has(name) ? 'approve' : 'plan' } as Decision;
+    if (opts.approved?.has(name) || opts.planApproved)
+      return { ...(execute(why) as object), approvedBy: opts.approved?.has(name) ? 'approve' : 'plan' } as Decision;
     return { action: 'awaiting-approval', why, reason };
   };
   if (c?.state === 'uncertain') {
@@ -75,7 +80,10 @@ export function decide(
   const drift = driftOf(observed);
   if (drift) {
     if (opts.driftRepair === 'manual') return { action: 'drifted', reason: `${drift} (driftRepair: manual)` };
-    return unsafe('drift', `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name}`);
+    return unsafe(
+      'drift',
+      `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name}`,
+    );
   }
   return { action: 'current' };
 }

@@ -5,7 +5,7 @@ import type { Selection } from '../resolve/select.js';
 import type { ObservedUnit } from '../state/documents.js';
 import type { EnvState } from '../state/read.js';
 import { uuid7 } from '../util/uuid7.js';
-import { type Decision, type DecideOptions, decide } from './decide.js';
+import { type DecideOptions, type Decision, decide } from './decide.js';
 
 export type Evaluation =
   | Decision

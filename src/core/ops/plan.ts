@@ -42,13 +42,17 @@ export function computePlan(sel: Selection, recorded: EnvState, source: string, 
         rows.push({ ...row, result: 'blocked', detail: ev.reason });
         break;
       case 'inspect':
-        rows.push({ ...row, result: 'inspect', detail: 'uncertain; asks its driver whether it was applied, executes if not' });
+        rows.push({
+          ...row,
+          result: 'inspect',
+          detail: 'uncertain; asks its driver whether it was applied, executes if not',
+        });
         break;
       case 'invalid':
         rows.push({ ...row, result: 'failed', detail: ev.reason });
         break;
       case 'awaiting-approval':
-        rows.push({ ...row, result: 'approval', detail: `${WHY_TEXT[ev.why]}; ${ev.reason}` });
+        rows.push({ ...row, result: 'approval', detail: ev.reason });
         break;
       case 'held':
         rows.push({ ...row, result: 'held', detail: ev.reason });
@@ -86,6 +90,7 @@ export async function plan(ctx: OpContext, opts: { environment: string }): Promi
   const { rows, problems, token } = computePlan(sel, state, cfg.source, ctx.now());
   const n = rows.filter((r) => r.result === 'execute').length;
   const maybe = rows.filter((r) => r.result === 'maybe').length;
+  const approval = rows.filter((r) => r.result === 'approval').length;
   return {
     operation: 'plan',
     environment: opts.environment,
@@ -94,7 +99,10 @@ export async function plan(ctx: OpContext, opts: { environment: string }): Promi
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
     extra: [
-      ['plan', `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ''}, ${rows.length - n - maybe} unchanged`],
+      [
+        'plan',
+        `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ''}${approval ? `, ${approval} awaiting approval` : ''}, ${rows.length - n - maybe - approval} unchanged`,
+      ],
       ['token', token],
     ],
     desired: state.tips.desired,

@@ -13,10 +13,10 @@ import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { uuid7 } from '../util/uuid7.js';
 import { type DecideOptions, WHY_TEXT } from './decide.js';
-import { checkToken, computePlan } from './plan.js';
 import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.js';
 import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
+import { checkToken, computePlan } from './plan.js';
 import type { RunReport, UnitRow } from './report.js';
 import { type ImportResult, importRuns, lateCheckpoints } from './takeover.js';
 import {
@@ -389,8 +389,14 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
       extra: [
         ['leaseBroken', imp?.leaseBroken],
-        ['reapplied', ran('reapply').length ? { by: who, reason: opts.reapply?.reason, units: ran('reapply') } : undefined],
-        ['approved', approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : undefined],
+        [
+          'reapplied',
+          ran('reapply').length ? { by: who, reason: opts.reapply?.reason, units: ran('reapply') } : undefined,
+        ],
+        [
+          'approved',
+          approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : undefined,
+        ],
       ],
     });
     const updates = [];

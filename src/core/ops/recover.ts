@@ -179,6 +179,18 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
   const op = uuid7();
   let next: ObservedUnit;
   let action: string;
+  if (opts.accept && observed?.hold)
+    throw new NylError(
+      problem(
+        'NYL-UNIT-HELD',
+        `unit ${unit} is held: --accept adopts a checkpoint, and a held unit runs nothing a checkpoint could match`,
+        {
+          subject: unit,
+          exit: Exit.refused,
+          fix: `resume it first: \`nyl resume -e ${env} --unit ${unit} --reason <text>\``,
+        },
+      ),
+    );
   if (opts.accept) {
     const ev = evidence.find((e) => e.run === opts.accept);
     if (!ev?.accept)

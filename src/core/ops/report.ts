@@ -23,6 +23,8 @@ export interface RunReport {
   exit: ExitCode;
   /** Extra key/value lines after the table (lists, plan token, ...). */
   extra?: [string, string][];
+  /** Table header when it is not `UNIT KIND RESULT DETAIL`. */
+  header?: string[];
 }
 
 export interface StatusRow {

@@ -1,6 +1,6 @@
 import { holderText, leaseVerdict } from '../state/lease.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
-import { WHY_TEXT } from './decide.js';
+import { driftOf, WHY_TEXT } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import { uncertainProblem } from './reconcile.js';
 import type { StatusReport, StatusRow } from './report.js';
@@ -48,6 +48,32 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
                 : `fix the cause; the next \`nyl reconcile -e ${env}\` runs it again`,
           }),
         );
+    } else if (e.evaluation.action === 'held') {
+      stateName = 'held';
+      detail = e.evaluation.reason;
+    } else if (
+      e.evaluation.action === 'drifted' ||
+      (e.evaluation.action === 'execute' && e.evaluation.why === 'drift') ||
+      (e.evaluation.action === 'awaiting-approval' && e.evaluation.why === 'drift')
+    ) {
+      stateName = 'drifted';
+      detail = driftOf(o) ?? '';
+      problems.push(
+        problem('NYL-UNIT-DRIFTED', `unit ${e.name} drifted: ${detail}`, {
+          severity: 'warning',
+          subject: e.name,
+          exit: Exit.refused,
+          fix:
+            e.evaluation.action === 'execute'
+              ? `the next \`nyl reconcile -e ${env}\` repairs it`
+              : e.evaluation.action === 'awaiting-approval'
+                ? `approve its repair: \`nyl reconcile -e ${env} --approve ${e.name}\``
+                : `driftRepair is manual: \`nyl reconcile -e ${env} --unit ${e.name} --reapply --reason <text>\``,
+        }),
+      );
+    } else if (e.evaluation.action === 'awaiting-approval') {
+      stateName = 'pending';
+      detail = `awaiting approval: ${e.evaluation.reason}`;
     } else if (e.evaluation.action === 'execute') {
       stateName = 'pending';
       detail = WHY_TEXT[e.evaluation.why];

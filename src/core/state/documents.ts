@@ -37,6 +37,8 @@ export interface RunRecord {
   wave?: number;
   /** Units started and not yet checkpointed. */
   executing: string[];
+  /** For `nyl exec`: the repair this run makes. */
+  exec?: { unit: string; command: string[]; by: string; reason?: string };
   /** A broken lease this run took over, kept here until an import of it lands (then a later importer records it). */
   takenOver?: { run: string; leaseBroken: { at: string; by: string; reason: string } };
   finishedAt?: string;
@@ -100,7 +102,15 @@ export interface ObservedUnit {
   /** Held by an operator: not executed, its consumers resolve from its last receipt. */
   hold?: { by: string; reason: string; at: string };
   /** Native repairs made with `nyl exec` (newest last, bounded). */
-  repairs?: { run: string; command: string[]; by: string; reason?: string; at: string; exitCode: number | null; output: string }[];
+  repairs?: {
+    run: string;
+    command: string[];
+    by: string;
+    reason?: string;
+    at: string;
+    exitCode: number | null;
+    output: string;
+  }[];
   /** After a repair and resume: the first execution needs its plan approved by token. */
   approvalRequired?: { reason: string; since: string };
 }

@@ -1,0 +1,150 @@
+import { referenceVariable } from '../config/references.js';
+import { runProcess } from '../drivers/process.js';
+import type { ObservedUnit, RunRecord } from '../state/documents.js';
+import { currentHolder, GRACE_MS } from '../state/lease.js';
+import { RunSession } from '../state/run-session.js';
+import { Exit, NylError, problem } from '../util/errors.js';
+import { secretMasker } from '../util/mask.js';
+import { uuid7 } from '../util/uuid7.js';
+import { loadForUnitWrite } from './hold.js';
+import type { OpReport } from './report.js';
+import { observedFiles } from './transition.js';
+import type { OpContext } from './workspace.js';
+
+const OUTPUT_KEPT = 16 * 1024;
+const REPAIRS_KEPT = 20;
+/** A repair is interactive and may be long; a runner that dies with it is broken with `nyl lease break`. */
+const EXEC_DEADLINE_MS = 6 * 3_600_000 + GRACE_MS;
+
+/**
+ * `nyl exec -e ENV --unit U -- CMD…`: runs a native state repair tool on a held unit. The repair
+ * is recorded (lease, run ref naming the command) before the tool starts; when it ends, its exit
+ * code and output are kept on the unit, and resuming it then requires an approved plan.
+ */
+export async function exec(
+  ctx: OpContext,
+  opts: { environment: string; unit: string; command: string[]; reason?: string },
+): Promise<OpReport> {
+  const env = opts.environment;
+  const { state } = await loadForUnitWrite(ctx, opts);
+  const prior = state.observed.get(opts.unit);
+  if (!prior?.hold)
+    throw new NylError(
+      problem('NYL-UNIT-NOT-HELD', `unit ${opts.unit} is not held: native repairs run only on a held unit`, {
+        subject: opts.unit,
+        exit: Exit.refused,
+        fix: `hold it first: \`nyl hold -e ${env} --unit ${opts.unit} --reason <text>\``,
+      }),
+    );
+  const run = uuid7();
+  const sig = await ctx.repo.signature();
+  const who = `${sig.name} <${sig.email}>`;
+  const holder = currentHolder();
+  const session = new RunSession(ctx.repo, ctx.backend, state, run, 'exec', holder, sig);
+  const now = ctx.now();
+  const record: RunRecord = {
+    schema: 'nyl.run/v1',
+    run,
+    environment: env,
+    operation: 'exec',
+    state: 'executing',
+    holder,
+    source: '',
+    startedAt: new Date(now).toISOString(),
+    updatedAt: new Date(now).toISOString(),
+    deadline: new Date(now + EXEC_DEADLINE_MS).toISOString(),
+    phase: 'wave',
+    wave: 0,
+    executing: [opts.unit],
+    exec: { unit: opts.unit, command: opts.command, by: who, reason: opts.reason },
+  };
+  if (!(await session.acquire(record, EXEC_DEADLINE_MS, now)))
+    throw new NylError(
+      problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {
+        exit: Exit.refused,
+        fix: 'run again, or pass --wait-lease <duration>',
+      }),
+    );
+  const env_: NodeJS.ProcessEnv = {
+    ...process.env,
+    NYL_ENVIRONMENT: env,
+    NYL_UNIT: opts.unit,
+    NYL_RUN: run,
+    NYL_UID: prior.uid,
+  };
+  for (const [k, v] of Object.entries(prior.receipt?.outputs ?? {}))
+    env_[referenceVariable({ unit: opts.unit, key: k })] = v;
+  const r = await runProcess({
+    argv: opts.command,
+    cwd: ctx.repo.root,
+    env: env_,
+    timeoutMs: 24 * 3_600_000,
+    cancellation: ctx.cancellation,
+    echo: true,
+  });
+  const output = secretMasker()(r.tail).slice(-OUTPUT_KEPT);
+  const at = new Date(ctx.now()).toISOString();
+  const next: ObservedUnit = {
+    ...prior,
+    lastRun: run,
+    repairs: [
+      ...(prior.repairs ?? []),
+      {
+        run,
+        command: opts.command,
+        by: who,
+        ...(opts.reason ? { reason: opts.reason } : {}),
+        at,
+        exitCode: r.exitCode,
+        output,
+      },
+    ].slice(-REPAIRS_KEPT),
+  };
+  const message = [
+    `nyl: exec ${env} ${opts.unit} (exit ${r.exitCode ?? r.signal})`,
+    '',
+    `unit: ${opts.unit}`,
+    `command: ${JSON.stringify(opts.command)}`,
+    `by: ${who}`,
+    ...(opts.reason ? [`reason: ${JSON.stringify(opts.reason)}`] : []),
+    `exitCode: ${r.exitCode ?? 'null'}`,
+    '',
+  ].join('\n');
+  const { tips } = await session.land(
+    [
+      {
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, new Map([[opts.unit, next]])),
+        message,
+      },
+    ],
+    ctx.now(),
+  );
+  const failed = r.exitCode !== 0;
+  return {
+    operation: 'exec',
+    environment: env,
+    outcome: failed ? 'tool failed' : 'done',
+    facts: [
+      ['unit', opts.unit],
+      ['run', run],
+      ['exit', String(r.exitCode ?? r.signal)],
+      ['observed', tips.get(state.refs.observed) ?? ''],
+    ],
+    problems: failed
+      ? [
+          problem(
+            'NYL-EXEC-FAILED',
+            `${opts.command.join(' ')} ${r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`}`,
+            {
+              subject: opts.unit,
+              exit: Exit.failed,
+              fix: `its output is kept: \`nyl state show -e ${env} --unit ${opts.unit}\``,
+            },
+          ),
+        ]
+      : [],
+    exit: failed ? Exit.failed : Exit.ok,
+  };
+}

@@ -1,0 +1,56 @@
+import type { TreeFiles } from '../git/repo.js';
+import { FILES, type ObservedUnit } from '../state/documents.js';
+import { currentHolder } from '../state/lease.js';
+import type { EnvState } from '../state/read.js';
+import { RunSession } from '../state/run-session.js';
+import { prettyJson } from '../util/canonical.js';
+import { uuid7 } from '../util/uuid7.js';
+import type { OpContext } from './workspace.js';
+
+/**
+ * One write for an operation that is not a run (recover --unit, verify, hold, resume, state
+ * forget): observed documents changed or removed (null), in one commit checked against the
+ * lease, which it renews and releases in the same push. Returns the new observed tip.
+ */
+export async function writeObserved(
+  ctx: OpContext,
+  state: EnvState,
+  operation: string,
+  changed: Map<string, ObservedUnit | null>,
+  message: string,
+  opts: { removeDesired?: string[]; consumed?: { id: string; ref: string; tip: string; retire: boolean }[] } = {},
+): Promise<{ observed?: string; desired?: string }> {
+  const files: TreeFiles = new Map();
+  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
+  for (const [name, o] of changed) {
+    if (o) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
+    else {
+      files.delete(FILES.unit(name));
+      files.delete(FILES.log(name));
+    }
+  }
+  const updates = [{ ref: state.refs.observed, old: state.tips.observed, files, message }];
+  if (opts.removeDesired?.length) {
+    const d: TreeFiles = new Map();
+    for (const [p, oid] of state.desiredFiles) d.set(p, { oid });
+    for (const n of opts.removeDesired) d.delete(FILES.unit(n));
+    updates.push({ ref: state.refs.desired, old: state.tips.desired, files: d, message });
+  }
+  const session = new RunSession(
+    ctx.repo,
+    ctx.backend,
+    state,
+    uuid7(),
+    operation,
+    currentHolder(),
+    await ctx.repo.signature(),
+  );
+  session.prepare(ctx.now());
+  const { tips } = await session.land(updates, ctx.now(), opts.consumed ?? []);
+  return { observed: tips.get(state.refs.observed), desired: tips.get(state.refs.desired) };
+}
+
+export async function operatorIdentity(ctx: OpContext): Promise<string> {
+  const s = await ctx.repo.signature();
+  return `${s.name} <${s.email}>`;
+}

@@ -1,0 +1,287 @@
+import type { ExecuteResult } from '../drivers/driver.js';
+import { driverFor } from '../drivers/index.js';
+import type { TreeFiles } from '../git/repo.js';
+import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
+import type { Checkpoint, ObservedUnit, RunRecord } from '../state/documents.js';
+import { FILES } from '../state/documents.js';
+import { currentHolder, GRACE_MS, leaseVerdict } from '../state/lease.js';
+import type { EnvState } from '../state/read.js';
+import { RunSession } from '../state/run-session.js';
+import { prettyJson } from '../util/canonical.js';
+import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
+import { secretMasker } from '../util/mask.js';
+import { mapPool } from '../util/pool.js';
+import { uuid7 } from '../util/uuid7.js';
+import { evaluateAll } from './evaluate.js';
+import { transitionMessage } from './message.js';
+import { DEFAULT_PARALLELISM } from './reconcile.js';
+import type { RunReport, UnitRow } from './report.js';
+import { importRuns, lateCheckpoints } from './takeover.js';
+import { consumedRefs, importLists, keyResolver, messageUnits } from './transition.js';
+import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
+
+/** Reverse dependency order: a unit goes only after every unit that needs it has gone. */
+function reverseWaves(docs: Map<string, DesiredUnit>): string[][] {
+  const names = [...docs.keys()];
+  const level = new Map<string, number>();
+  const depth = (n: string, seen = new Set<string>()): number => {
+    const known = level.get(n);
+    if (known !== undefined) return known;
+    if (seen.has(n)) return 0;
+    seen.add(n);
+    const deps = (docs.get(n)?.needs ?? []).filter((d) => docs.has(d));
+    const d = deps.length ? Math.max(...deps.map((x) => depth(x, seen))) + 1 : 0;
+    level.set(n, d);
+    return d;
+  };
+  const waves: string[][] = [];
+  for (const n of names.sort()) {
+    const d = depth(n);
+    waves[d] = [...(waves[d] ?? []), n];
+  }
+  return waves.filter(Boolean).reverse();
+}
+
+/**
+ * `nyl teardown -e ENV`: runs each unit's destroy in reverse dependency order, units that left
+ * the configuration included, and lands one transition that drops what was torn down. A broken
+ * lease's run is imported first, as a reconcile would.
+ */
+export async function teardown(
+  ctx: OpContext,
+  opts: { environment: string; parallelism?: number },
+): Promise<RunReport> {
+  const env = opts.environment;
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const { cfg, sel } = loaded;
+  const original = loaded.state;
+  const verdict = leaseVerdict(original, ctx.now());
+  const takeover = original.runs.size > 0 || verdict.kind === 'broken';
+  const imp = takeover ? importRuns(sel, original, keyResolver(sel), ctx.now()) : undefined;
+  const state: EnvState = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
+  const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
+
+  // What to destroy: every unit with recorded state, with the document it was last resolved to.
+  const docs = new Map<string, DesiredUnit>();
+  const names = [...state.observed.keys()];
+  const oids = names.map((n) => state.desiredFiles.get(FILES.unit(n)));
+  const bodies = await ctx.repo.readBlobs(oids.filter((o): o is string => !!o));
+  let k = 0;
+  names.forEach((n, i) => {
+    if (oids[i]) docs.set(n, JSON.parse((bodies[k++] as Buffer).toString('utf8')) as DesiredUnit);
+  });
+  const current = evaluateAll(sel, state);
+  for (const n of names) {
+    const d = current.get(n)?.desired;
+    if (!docs.has(n) && d) docs.set(n, d);
+  }
+  if (!docs.size && !takeover)
+    return {
+      operation: 'teardown',
+      environment: env,
+      source: cfg.source,
+      rows: [],
+      problems,
+      exit: Exit.ok,
+      extra: [['teardown', 'nothing recorded']],
+    };
+
+  const run = uuid7();
+  const holder = currentHolder();
+  const session = new RunSession(ctx.repo, ctx.backend, original, run, 'teardown', holder, await ctx.repo.signature());
+  if (verdict.kind === 'broken') session.restoreOnRelease = original.lease;
+  const now = ctx.now();
+  const record: RunRecord = {
+    schema: 'nyl.run/v1',
+    run,
+    environment: env,
+    operation: 'teardown',
+    state: 'executing',
+    holder,
+    source: cfg.source,
+    startedAt: new Date(now).toISOString(),
+    updatedAt: new Date(now).toISOString(),
+    deadline: new Date(now + GRACE_MS).toISOString(),
+    phase: 'resolution',
+    executing: [],
+    ...(verdict.kind === 'broken' && original.lease?.broken
+      ? { takenOver: { run: original.lease.run, leaseBroken: original.lease.broken } }
+      : {}),
+  };
+  let acquired = false;
+  const write = async (deadlineMs: number) => {
+    const t = ctx.now();
+    record.deadline = new Date(t + deadlineMs).toISOString();
+    record.updatedAt = new Date(t).toISOString();
+    if (acquired) return session.checkpoint(record, deadlineMs, t);
+    if (!(await session.acquire(record, deadlineMs, t)))
+      throw new NylError(
+        problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {
+          exit: Exit.refused,
+          fix: 'run again, or pass --wait-lease <duration>',
+        }),
+      );
+    acquired = true;
+  };
+
+  const rows = new Map<string, UnitRow>();
+  const changed = new Map<string, ObservedUnit | null>();
+  const mask = secretMasker();
+  const stopped = new Set<string>(); // failed, blocked or held: what they need must stay
+  try {
+    for (const wave of reverseWaves(docs)) {
+      const go: DesiredUnit[] = [];
+      for (const n of wave) {
+        const d = docs.get(n) as DesiredUnit;
+        const o = state.observed.get(n);
+        const needers = [...docs.values()].filter((x) => x.needs.includes(n) && stopped.has(x.name)).map((x) => x.name);
+        if (o?.hold) {
+          rows.set(n, {
+            unit: n,
+            kind: d.kind,
+            result: 'held',
+            detail: `held by ${o.hold.by}: resume it to tear it down`,
+          });
+          stopped.add(n);
+        } else if (needers.length) {
+          rows.set(n, { unit: n, kind: d.kind, result: 'blocked', detail: `still needed by ${needers.join(', ')}` });
+          stopped.add(n);
+        } else go.push(d);
+      }
+      if (!go.length) continue;
+      for (const d of go) session.runFiles.set(FILES.runDesired(d.name), Buffer.from(prettyJson(d)));
+      record.phase = 'wave';
+      record.executing = go.map((d) => d.name);
+      await write(Math.max(...go.map(timeoutMs)) + GRACE_MS);
+      await mapPool(go, opts.parallelism ?? DEFAULT_PARALLELISM, async (d) => {
+        ctx.onEvent({ type: 'unit-start', unit: d.name, kind: d.kind, at: ctx.now() });
+        const r: ExecuteResult | undefined = await driverFor(d.kind).destroy?.({
+          environment: env,
+          run,
+          unit: d,
+          cwd: ctx.repo.root,
+          timeoutMs: timeoutMs(d),
+          cancellation: ctx.cancellation,
+          mask,
+        });
+        const prior = state.observed.get(d.name);
+        if (!r) {
+          rows.set(d.name, {
+            unit: d.name,
+            kind: d.kind,
+            result: 'removed',
+            detail: 'no destroy: its effects are left in place',
+          });
+          changed.set(d.name, null);
+        } else if (r.status === 'succeeded') {
+          rows.set(d.name, { unit: d.name, kind: d.kind, result: 'destroyed', detail: '' });
+          changed.set(d.name, null);
+        } else {
+          stopped.add(d.name);
+          rows.set(d.name, {
+            unit: d.name,
+            kind: d.kind,
+            result: r.status === 'failed' ? 'failed' : 'uncertain',
+            detail: r.reason,
+          });
+          changed.set(d.name, {
+            ...(prior as ObservedUnit),
+            lastRun: run,
+            condition: {
+              state: r.status === 'failed' ? 'failed' : 'uncertain',
+              reason: `teardown: ${r.reason}`,
+              run,
+              since: new Date(ctx.now()).toISOString(),
+            },
+          });
+        }
+        const c: Checkpoint = {
+          schema: 'nyl.checkpoint/v1',
+          name: d.name,
+          kind: d.kind,
+          uid: d.uid,
+          executionKey: d.executionKey,
+          result: !r || r.status === 'succeeded' ? 'succeeded' : r.status,
+          at: new Date(ctx.now()).toISOString(),
+          durationMs: r?.durationMs ?? 0,
+          ...(r && r.status !== 'succeeded' ? { reason: r.reason } : {}),
+        };
+        session.runFiles.set(FILES.runCheckpoint(d.name), Buffer.from(prettyJson(c)));
+        ctx.onEvent({
+          type: 'unit-finish',
+          unit: d.name,
+          kind: d.kind,
+          result: rows.get(d.name)?.result ?? '',
+          durationMs: r?.durationMs ?? 0,
+        });
+      });
+      record.executing = [];
+    }
+    if (!acquired) await write(GRACE_MS);
+    for (const [n, o] of imp?.observed ?? []) if (!changed.has(n)) changed.set(n, o);
+    const list = [...rows.values()];
+    const oFiles: TreeFiles = new Map();
+    for (const [p, oid] of state.observedFiles) oFiles.set(p, { oid });
+    const dFiles: TreeFiles = new Map();
+    for (const [p, oid] of state.desiredFiles) dFiles.set(p, { oid });
+    for (const [n, o] of changed) {
+      if (o) oFiles.set(FILES.unit(n), Buffer.from(prettyJson(o)));
+      else {
+        oFiles.delete(FILES.unit(n));
+        oFiles.delete(FILES.log(n));
+        dFiles.delete(FILES.unit(n));
+      }
+    }
+    const message = transitionMessage({
+      operation: 'teardown',
+      environment: env,
+      units: messageUnits(list, run),
+      results: list.map((r) => r.result),
+      lists: importLists(imp),
+      extra: [['leaseBroken', imp?.leaseBroken]],
+    });
+    const landedState = new Map(
+      [...state.observed]
+        .filter(([n]) => changed.get(n) !== null)
+        .map(([n, o]) => [n, (changed.get(n) as ObservedUnit) ?? o]),
+    );
+    const { tips } = await session.land(
+      [
+        { ref: state.refs.desired, old: state.tips.desired, files: dFiles, message },
+        { ref: state.refs.observed, old: state.tips.observed, files: oFiles, message },
+      ],
+      ctx.now(),
+      consumedRefs(original, imp, landedState),
+    );
+    const exits: ExitCode[] = problems.map((p) => p.exit);
+    for (const r of list) {
+      if (r.result === 'failed') exits.push(Exit.failed);
+      if (r.result === 'uncertain') exits.push(Exit.uncertain);
+      if (r.result === 'held') exits.push(Exit.refused);
+    }
+    return {
+      operation: 'teardown',
+      environment: env,
+      run,
+      source: cfg.source,
+      desired: tips.get(state.refs.desired),
+      observed: tips.get(state.refs.observed),
+      rows: reverseWaves(docs)
+        .flat()
+        .map((n) => rows.get(n) as UnitRow)
+        .filter(Boolean),
+      problems,
+      exit: worstExit(exits),
+    };
+  } catch (e) {
+    if (acquired && session.holding) {
+      record.state = 'failed';
+      record.phase = 'finished';
+      record.executing = [];
+      await session.finish(record, ctx.now()).catch(() => undefined);
+    }
+    throw e;
+  }
+}

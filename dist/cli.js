@@ -30203,13 +30203,19 @@ async function reconcileOnce(ctx, opts) {
     reapply: new Set(opts.reapply?.units ?? []),
     planApproved
   };
+  const removed = [...state.observed.values()].filter((o) => !sel.units.has(o.name)).map((o) => ({
+    unit: o.name,
+    kind: o.kind,
+    result: "removed",
+    detail: `no longer in the configuration; its state is kept until \`nyl teardown -e ${env}\` or \`nyl state forget -e ${env} --unit ${o.name}\``
+  }));
   const pre = evaluateAll(sel, state, decideOpts);
   const preDesired = /* @__PURE__ */ new Map();
   for (const [n, e] of pre) if (e.desired) preDesired.set(n, e.desired);
   const anyExecute = [...pre.values()].some((e) => ["execute", "pending", "inspect"].includes(e.evaluation.action));
   if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
     const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
-    return report(env, cfg.source, void 0, rows, void 0, state.tips.observed, problems);
+    return report(env, cfg.source, void 0, [...rows, ...removed], void 0, state.tips.observed, problems);
   }
   const run = uuid72();
   const holder = currentHolder();
@@ -30427,7 +30433,15 @@ async function reconcileOnce(ctx, opts) {
     const desiredChanged = !sameFiles(ctx.repo, dFiles, state.desiredFiles);
     if (!changed.size && !desiredChanged && !takeover) {
       if (acquired) await session.land([], ctx.now());
-      return report(env, cfg.source, acquired ? run : void 0, rows, void 0, state.tips.observed, problems);
+      return report(
+        env,
+        cfg.source,
+        acquired ? run : void 0,
+        [...rows, ...removed],
+        void 0,
+        state.tips.observed,
+        problems
+      );
     }
     if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
     stage();
@@ -30485,7 +30499,7 @@ async function reconcileOnce(ctx, opts) {
       env,
       cfg.source,
       run,
-      rows,
+      [...rows, ...removed],
       landed.tips.get(state.refs.desired),
       landed.tips.get(state.refs.observed) ?? state.tips.observed,
       problems

@@ -124,6 +124,16 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     planApproved,
   };
 
+  // Units that left the configuration are reported until torn down or forgotten, never dropped.
+  const removed: UnitRow[] = [...state.observed.values()]
+    .filter((o) => !sel.units.has(o.name))
+    .map((o) => ({
+      unit: o.name,
+      kind: o.kind,
+      result: 'removed',
+      detail: `no longer in the configuration; its state is kept until \`nyl teardown -e ${env}\` or \`nyl state forget -e ${env} --unit ${o.name}\``,
+    }));
+
   // Nothing to do: one read, no lease, no write.
   const pre = evaluateAll(sel, state, decideOpts);
   const preDesired = new Map<string, DesiredUnit>();
@@ -131,7 +141,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   const anyExecute = [...pre.values()].some((e) => ['execute', 'pending', 'inspect'].includes(e.evaluation.action));
   if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
     const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
-    return report(env, cfg.source, undefined, rows, undefined, state.tips.observed, problems);
+    return report(env, cfg.source, undefined, [...rows, ...removed], undefined, state.tips.observed, problems);
   }
 
   const run = uuid7();
@@ -369,7 +379,15 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
 
     if (!changed.size && !desiredChanged && !takeover) {
       if (acquired) await session.land([], ctx.now());
-      return report(env, cfg.source, acquired ? run : undefined, rows, undefined, state.tips.observed, problems);
+      return report(
+        env,
+        cfg.source,
+        acquired ? run : undefined,
+        [...rows, ...removed],
+        undefined,
+        state.tips.observed,
+        problems,
+      );
     }
     if (!acquired) await write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
     stage();
@@ -430,7 +448,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       env,
       cfg.source,
       run,
-      rows,
+      [...rows, ...removed],
       landed.tips.get(state.refs.desired),
       landed.tips.get(state.refs.observed) ?? state.tips.observed,
       problems,

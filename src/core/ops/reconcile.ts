@@ -1,6 +1,7 @@
 import type { ExecuteResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
+import type { Selection } from '../resolve/select.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt, RunRecord } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { currentHolder, GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
@@ -141,7 +142,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   const anyExecute = [...pre.values()].some((e) => ['execute', 'pending', 'inspect'].includes(e.evaluation.action));
   if (!takeover && !anyExecute && sameFiles(ctx.repo, desiredFiles(sel, preDesired, state), state.desiredFiles)) {
     const rows = [...pre.values()].map((e) => staticRow(e.name, e.kind, e.evaluation));
-    return report(env, cfg.source, undefined, [...rows, ...removed], undefined, state.tips.observed, problems);
+    return report(sel, env, cfg.source, undefined, [...rows, ...removed], undefined, state.tips.observed, problems);
   }
 
   const run = uuid7();
@@ -348,7 +349,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         record.finishedAt = new Date(ctx.now()).toISOString();
         await session.finish(record, ctx.now());
       }
-      const r = report(env, cfg.source, acquired ? run : undefined, rows, undefined, undefined, problems);
+      const r = report(sel, env, cfg.source, acquired ? run : undefined, rows, undefined, undefined, problems);
       r.problems.push(
         problem(
           'NYL-RUN-CANCELLED',
@@ -380,6 +381,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     if (!changed.size && !desiredChanged && !takeover) {
       if (acquired) await session.land([], ctx.now());
       return report(
+        sel,
         env,
         cfg.source,
         acquired ? run : undefined,
@@ -445,6 +447,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         ),
       );
     return report(
+      sel,
       env,
       cfg.source,
       run,
@@ -633,6 +636,7 @@ function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number): Checkpoint
 }
 
 function report(
+  sel: Selection,
   environment: string,
   source: string,
   run: string | undefined,
@@ -658,6 +662,10 @@ function report(
     rows,
     problems,
     exit: worstExit(exits),
+    graph: {
+      waves: sel.waves,
+      edges: [...sel.units.values()].flatMap((u) => u.deps.map((d) => [d, u.doc.name] as [string, string])),
+    },
   };
 }
 

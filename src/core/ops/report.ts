@@ -25,6 +25,8 @@ export interface RunReport {
   extra?: [string, string][];
   /** Table header when it is not `UNIT KIND RESULT DETAIL`. */
   header?: string[];
+  /** The environment's waves and dependency edges (for graphs). */
+  graph?: { waves: string[][]; edges: [string, string][] };
 }
 
 export interface StatusRow {

@@ -1,0 +1,3 @@
+import { runPost } from '../run-action.js';
+
+await runPost();

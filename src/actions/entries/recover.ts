@@ -1,0 +1,3 @@
+import { runAction } from '../run-action.js';
+
+await runAction('recover');

@@ -1,0 +1,80 @@
+import * as core from '@actions/core';
+import { z } from 'zod';
+import { parseDuration } from '../core/util/duration.js';
+
+/** Inputs as the runner passes them (INPUT_<NAME>), read once and validated with zod. */
+const duration = (name: string) =>
+  z.string().refine((s) => s === '' || parseDuration(s) !== undefined, {
+    message: `${name} must be a duration such as 30s, 5m or 1h30m`,
+  });
+const bool = (name: string) =>
+  z
+    .string()
+    .refine((s) => ['', 'true', 'false', 'True', 'False', 'TRUE', 'FALSE'].includes(s), {
+      message: `${name} must be true or false`,
+    })
+    .transform((s) => s.toLowerCase() === 'true');
+const list = z.string().transform((s) =>
+  s
+    .split(/[\n,]/)
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
+
+const common = {
+  environment: z.string().min(1, 'environment is required: the environment to act on, e.g. dev'),
+  config: z.string(),
+  remote: z.string(),
+  'wait-lease': duration('wait-lease'),
+  'cancel-grace': duration('cancel-grace'),
+  token: z.string(),
+};
+
+export const SCHEMAS = {
+  reconcile: z.object({
+    ...common,
+    units: list,
+    reapply: bool('reapply'),
+    reason: z.string(),
+    approve: list,
+    plan: z.string(),
+  }),
+  recover: z.object({ ...common, unit: z.string(), retry: bool('retry'), accept: z.string(), reason: z.string() }),
+  verify: z.object({ ...common, 'fail-on-drift': bool('fail-on-drift'), 'drift-issue': bool('drift-issue') }),
+  'lease-break': z.object({ ...common, reason: z.string().min(1, 'reason is required: why the lease is broken') }),
+} as const;
+
+export type ActionName = keyof typeof SCHEMAS;
+export type Inputs<A extends ActionName> = z.infer<(typeof SCHEMAS)[A]>;
+
+const DEFAULTS: Record<string, string> = {
+  remote: 'origin',
+  'cancel-grace': '5s',
+  'fail-on-drift': 'true',
+  'drift-issue': 'false',
+};
+
+export class InputError extends Error {}
+
+/** Reads every input of an action; one clear message per bad input, never a stack trace. */
+export function readInputs<A extends ActionName>(action: A): Inputs<A> {
+  const schema = SCHEMAS[action];
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) raw[key] = core.getInput(key) || DEFAULTS[key] || '';
+  const r = schema.safeParse(raw);
+  if (!r.success)
+    throw new InputError(r.error.issues.map((i) => `input ${String(i.path[0])}: ${i.message}`).join('\n'));
+  if (action === 'recover') {
+    const x = r.data as Inputs<'recover'>;
+    if (x.unit && !x.retry && !x.accept) throw new InputError('input unit: set retry: true or accept: <run> with it');
+    if (x.retry && x.accept) throw new InputError('inputs retry and accept: set one, not both');
+    if (!x.unit && (x.retry || x.accept)) throw new InputError('inputs retry/accept need unit');
+    if (!x.reason) throw new InputError('input reason is required: why (recorded with who asked)');
+  }
+  if (action === 'reconcile') {
+    const x = r.data as Inputs<'reconcile'>;
+    if (x.reapply && (!x.units.length || !x.reason))
+      throw new InputError('input reapply needs units (the units to execute again) and reason');
+  }
+  return r.data as Inputs<A>;
+}

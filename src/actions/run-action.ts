@@ -1,0 +1,267 @@
+import * as core from '@actions/core';
+import { context, getOctokit } from '@actions/github';
+import { releaseAbandoned } from '../core/ops/abandon.js';
+import { leaseBreak } from '../core/ops/lease-break.js';
+import { reconcile } from '../core/ops/reconcile.js';
+import { recover } from '../core/ops/recover.js';
+import type { OpReport, RunReport } from '../core/ops/report.js';
+import { verify } from '../core/ops/verify.js';
+import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
+import { currentHolder } from '../core/state/lease.js';
+import { Cancellation } from '../core/util/cancel.js';
+import { parseDuration } from '../core/util/duration.js';
+import { Exit, NylError, type Problem } from '../core/util/errors.js';
+import { syncDriftIssue } from './drift-issue.js';
+import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
+import { jobSummary } from './summary.js';
+
+const RESULTS = [
+  'executed',
+  'recovered',
+  'imported',
+  'current',
+  'failed',
+  'uncertain',
+  'blocked',
+  'awaiting-approval',
+  'drifted',
+  'held',
+  'in-sync',
+];
+const RESULT_OF_EXIT: Record<number, string> = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4: 'uncertain' };
+
+export function workflowRunUrl(): string | undefined {
+  const e = process.env;
+  return e.GITHUB_RUN_ID
+    ? `${e.GITHUB_SERVER_URL ?? 'https://github.com'}/${e.GITHUB_REPOSITORY}/actions/runs/${e.GITHUB_RUN_ID}`
+    : undefined;
+}
+
+/** A token given as input authenticates git over HTTPS for this process (actions/checkout's way). */
+function useToken(token: string): void {
+  if (!token) return;
+  core.setSecret(token);
+  const server = new URL(process.env.GITHUB_SERVER_URL ?? 'https://github.com');
+  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  core.setSecret(basic);
+  const n = Number(process.env.GIT_CONFIG_COUNT ?? 0);
+  process.env.GIT_CONFIG_COUNT = String(n + 1);
+  process.env[`GIT_CONFIG_KEY_${n}`] = `http.${server.origin}/.extraheader`;
+  process.env[`GIT_CONFIG_VALUE_${n}`] = `AUTHORIZATION: basic ${basic}`;
+}
+
+function annotate(problems: Problem[]): void {
+  for (const p of problems) {
+    const text = `${p.message}${p.fix ? `\nfix: ${p.fix}` : ''}`;
+    const props = { title: `${p.code}${p.subject ? ` (${p.subject})` : ''}` };
+    if (p.severity === 'error') core.error(text, props);
+    else core.warning(text, props);
+  }
+}
+
+function setOutputs(report: RunReport | OpReport): void {
+  core.setOutput('result', RESULT_OF_EXIT[report.exit] ?? 'failed');
+  core.setOutput('exit-code', String(report.exit));
+  if ('rows' in report) {
+    core.setOutput('run', report.run ?? '');
+    core.setOutput('observed', report.observed ?? '');
+    core.setOutput('desired', report.desired ?? '');
+    for (const r of RESULTS) core.setOutput(r, String(report.rows.filter((x) => x.result === r).length));
+    core.setOutput(
+      'units',
+      JSON.stringify(report.rows.map((r) => ({ unit: r.unit, kind: r.kind, result: r.result, detail: r.detail }))),
+    );
+  } else {
+    const facts = Object.fromEntries(report.facts);
+    core.setOutput('observed', facts.observed ?? '');
+    core.setOutput('desired', facts.desired ?? '');
+    core.setOutput('run', facts.run ?? facts.broken?.replace(/^run /, '') ?? '');
+    core.setOutput('units', '[]');
+  }
+}
+
+async function writeSummary(report: RunReport | OpReport, graph?: RunReport['graph']): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  const text =
+    'rows' in report
+      ? jobSummary(report, { runUrl: workflowRunUrl(), graph })
+      : [
+          `## nyl ${report.operation} ${report.environment}: ${report.outcome}`,
+          '',
+          ...report.facts.map(([k, v]) => `- **${k}**: \`${v}\``),
+          ...(workflowRunUrl() ? [`- **workflow run**: ${workflowRunUrl()}`] : []),
+          ...(report.problems.length
+            ? [
+                '',
+                '### What to do next',
+                '',
+                ...report.problems.map(
+                  (p) => `- **${p.severity} ${p.code}**: ${p.message}${p.fix ? `<br>fix: ${p.fix}` : ''}`,
+                ),
+              ]
+            : []),
+          '',
+        ].join('\n');
+  await core.summary.addRaw(text).write();
+}
+
+async function operation(name: ActionName, ctx: OpContext, inputs: Inputs<ActionName>): Promise<RunReport | OpReport> {
+  const env = inputs.environment;
+  if (name === 'reconcile') {
+    const i = inputs as Inputs<'reconcile'>;
+    return reconcile(ctx, {
+      environment: env,
+      approve: i.approve.length ? i.approve : undefined,
+      reapply: i.reapply ? { units: i.units, reason: i.reason } : undefined,
+      plan: i.plan || undefined,
+    });
+  }
+  if (name === 'recover') {
+    const i = inputs as Inputs<'recover'>;
+    return recover(ctx, {
+      environment: env,
+      reason: i.reason,
+      unit: i.unit || undefined,
+      retry: i.retry,
+      accept: i.accept || undefined,
+    });
+  }
+  if (name === 'verify') return verify(ctx, { environment: env });
+  return leaseBreak(ctx, { environment: env, reason: (inputs as Inputs<'lease-break'>).reason });
+}
+
+/** The main step of every action: inputs, the core operation, outputs, summary, annotations. */
+export async function runAction(name: ActionName): Promise<void> {
+  let inputs: Inputs<ActionName>;
+  try {
+    inputs = readInputs(name);
+  } catch (e) {
+    const msg = e instanceof InputError ? e.message : String(e);
+    core.error(msg, { title: 'NYL-INPUT' });
+    core.setFailed(msg);
+    return;
+  }
+  useToken(inputs.token);
+  core.saveState('environment', inputs.environment);
+  core.saveState('action', name);
+  // The runner signals only this process, SIGINT then SIGTERM 7.5 s later: forward to tools, stop in time.
+  const cancellation = new Cancellation(parseDuration(inputs['cancel-grace']) ?? 5_000);
+  const onSignal = (sig: NodeJS.Signals) => {
+    core.warning(
+      `received ${sig}: stopping, tools get ${cancellation.graceMs / 1000}s before their process groups are killed`,
+    );
+    cancellation.cancel(sig);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let ctx: OpContext | undefined;
+  try {
+    ctx = await openWorkspace(
+      {
+        cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
+        config: inputs.config || undefined,
+        local: false,
+        remote: inputs.remote,
+        waitLeaseMs: inputs['wait-lease'] ? parseDuration(inputs['wait-lease']) : undefined,
+      },
+      {
+        cancellation,
+        onEvent: (e) => {
+          if (e.type === 'unit-start') core.info(`nyl: ${e.unit} (${e.kind}) started`);
+          else if (e.type === 'unit-finish') core.info(`nyl: ${e.unit} (${e.kind}) ${e.result} in ${e.durationMs}ms`);
+          else core.info(`nyl: ${e.text}`);
+        },
+      },
+    );
+    const report = await operation(name, ctx, inputs);
+    core.saveState('run', 'rows' in report ? (report.run ?? '') : '');
+    setOutputs(report);
+    annotate(report.problems);
+    if (name === 'verify' && 'rows' in report) await driftAlerts(report, inputs as Inputs<'verify'>);
+    await writeSummary(report, 'rows' in report ? report.graph : undefined);
+    const tolerated = name === 'verify' && report.exit === Exit.drift && !(inputs as Inputs<'verify'>)['fail-on-drift'];
+    if (report.exit !== Exit.ok && !tolerated)
+      core.setFailed(`nyl ${name} ${inputs.environment}: ${RESULT_OF_EXIT[report.exit]} (exit ${report.exit})`);
+  } catch (e) {
+    const problems: Problem[] = e instanceof NylError ? e.problems : [];
+    annotate(problems);
+    const msg =
+      e instanceof NylError
+        ? problems.map((p) => `${p.code}: ${p.message}`).join('\n')
+        : `NYL-INTERNAL: ${(e as Error)?.message ?? e}`;
+    core.setOutput('result', RESULT_OF_EXIT[e instanceof NylError ? e.exit : 1] ?? 'failed');
+    core.setOutput('exit-code', String(e instanceof NylError ? e.exit : 1));
+    if (process.env.GITHUB_STEP_SUMMARY)
+      await core.summary
+        .addRaw(
+          [
+            `## nyl ${name} ${inputs.environment}: refused`,
+            '',
+            ...problems.map((p) => `- **${p.severity} ${p.code}**: ${p.message}${p.fix ? `<br>fix: ${p.fix}` : ''}`),
+            '',
+          ].join('\n'),
+        )
+        .write();
+    core.setFailed(msg);
+  } finally {
+    core.saveState('main', 'finished');
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    ctx?.repo.close();
+  }
+}
+
+async function driftAlerts(report: RunReport, inputs: Inputs<'verify'>): Promise<void> {
+  const drifted = report.rows.filter((r) => r.result === 'drifted');
+  for (const r of drifted) core.warning(`${r.unit} drifted: ${r.detail}`, { title: `NYL-VERIFY-DRIFT (${r.unit})` });
+  if (!inputs['drift-issue']) return;
+  const token = inputs.token || process.env.GITHUB_TOKEN || '';
+  if (!token) {
+    core.warning('drift-issue needs a token (input token or GITHUB_TOKEN) with issues: write', {
+      title: 'NYL-DRIFT-ISSUE',
+    });
+    return;
+  }
+  const { owner, repo } = context.repo;
+  const r = await syncDriftIssue(
+    getOctokit(token),
+    { owner, repo },
+    report.environment,
+    drifted.map((d) => ({ unit: d.unit, detail: d.detail })),
+    workflowRunUrl(),
+  );
+  core.setOutput('drift-issue', r.number ? String(r.number) : '');
+  core.info(`nyl: drift issue ${r.action}${r.number ? ` #${r.number}` : ''}`);
+}
+
+/** The post step: runs after main even when main was cancelled or killed. */
+export async function runPost(): Promise<void> {
+  if (core.getState('main') === 'finished') return;
+  const env = core.getState('environment');
+  if (!env) return;
+  core.warning('the main step did not finish: releasing its lease so the next run takes over at once', {
+    title: 'NYL-RUN-ABANDONED',
+  });
+  let ctx: OpContext | undefined;
+  try {
+    ctx = await openWorkspace({
+      cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
+      config: core.getInput('config') || undefined,
+      local: false,
+      remote: core.getInput('remote') || 'origin',
+    });
+    const me = currentHolder();
+    const r = await releaseAbandoned(ctx, {
+      environment: env,
+      isOurs: (l) => !!me.workflowRun && l.holder.workflowRun === me.workflowRun && l.holder.id === me.id,
+      note: 'its main step was killed; the post step marked it finished',
+    });
+    core.info(r.released ? `nyl: released the lease of run ${r.released}` : 'nyl: nothing of this job held the lease');
+  } catch (e) {
+    core.warning(`could not release the lease: ${(e as Error)?.message ?? e}; run the lease-break workflow`, {
+      title: 'NYL-RUN-ABANDONED',
+    });
+  } finally {
+    ctx?.repo.close();
+  }
+}

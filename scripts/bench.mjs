@@ -9,7 +9,7 @@
 // non-zero, a no-op reconcile executed or wrote something, the history was not added).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -330,7 +330,8 @@ if (!existsSync(BUILT)) {
 const cliDir = mkdtempSync(join(os.tmpdir(), 'nyl-bench-cli-'));
 process.on('exit', () => rmSync(cliDir, { recursive: true, force: true }));
 const CLI = join(cliDir, 'cli.js');
-copyFileSync(BUILT, CLI);
+// The whole bundle: cli.js imports its shared chunks.
+cpSync(dirname(BUILT), cliDir, { recursive: true });
 const cliSha256 = createHash('sha256').update(readFileSync(CLI)).digest('hex');
 
 const started = performance.now();

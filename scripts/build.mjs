@@ -87,11 +87,15 @@ if (check) {
   console.log('dist/ is up to date');
 } else {
   mkdirSync('dist', { recursive: true });
-  for (const f of files(out)) {
+  const built = files(out);
+  for (const f of built) {
     mkdirSync(join('dist', f, '..'), { recursive: true });
     renameSync(join(out, f), join('dist', f));
   }
   rmSync(out, { recursive: true, force: true });
+  // Chunks of earlier builds are gone from a fresh build: drop them here too.
+  const fresh = new Set(entries.map((e) => `${e.out}.js`).concat(built));
+  for (const f of files('dist')) if (!fresh.has(f)) rmSync(join('dist', f));
   chmodSync('dist/cli.js', 0o755);
   console.log(`built ${entries.map((e) => relative('.', join('dist', `${e.out}.js`))).join(', ')}`);
 }

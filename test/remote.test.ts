@@ -5,9 +5,9 @@
  * the import by the next run, `nyl recover`, late checkpoints and evidence refs).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GitHttpServer, makeBareRepo, startGitHttpServer } from './helpers/http-git.js';
 import {
@@ -70,10 +70,12 @@ let cli = CLI;
 
 beforeAll(async () => {
   server = await startGitHttpServer(tempDir('nyl-remote-root-'));
-  const snap = join(tempDir('nyl-remote-cli-'), 'cli.mjs');
+  const dir = tempDir('nyl-remote-cli-');
+  const snap = join(dir, 'cli.js');
   for (let i = 0; ; i++) {
     try {
-      copyFileSync(CLI, snap);
+      // The whole bundle: cli.js imports its shared chunks.
+      cpSync(dirname(CLI), dir, { recursive: true });
       const v = execFileSync('node', [snap, '--version'], { encoding: 'utf8' });
       if (v.startsWith('nyl ')) break;
     } catch (e) {

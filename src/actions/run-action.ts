@@ -44,10 +44,29 @@ function useToken(token: string): void {
   const server = new URL(process.env.GITHUB_SERVER_URL ?? 'https://github.com');
   const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
   core.setSecret(basic);
+  // An empty value first resets the header list (actions/checkout persists its own header, and
+  // two Authorization headers are refused), then ours.
   const n = Number(process.env.GIT_CONFIG_COUNT ?? 0);
-  process.env.GIT_CONFIG_COUNT = String(n + 1);
-  process.env[`GIT_CONFIG_KEY_${n}`] = `http.${server.origin}/.extraheader`;
-  process.env[`GIT_CONFIG_VALUE_${n}`] = `AUTHORIZATION: basic ${basic}`;
+  const key = `http.${server.origin}/.extraheader`;
+  process.env.GIT_CONFIG_COUNT = String(n + 2);
+  process.env[`GIT_CONFIG_KEY_${n}`] = key;
+  process.env[`GIT_CONFIG_VALUE_${n}`] = '';
+  process.env[`GIT_CONFIG_KEY_${n + 1}`] = key;
+  process.env[`GIT_CONFIG_VALUE_${n + 1}`] = `AUTHORIZATION: basic ${basic}`;
+}
+
+/**
+ * Who asked, on a runner (which has no git identity): the workflow's actor, unless an identity
+ * is set. Recorded with lease breaks, recoveries and approvals.
+ */
+function useActorIdentity(): void {
+  const e = process.env;
+  if (!e.GITHUB_ACTOR || e.GIT_COMMITTER_NAME || e.GIT_AUTHOR_NAME) return;
+  const email = e.GITHUB_ACTOR_ID
+    ? `${e.GITHUB_ACTOR_ID}+${e.GITHUB_ACTOR}@users.noreply.github.com`
+    : `${e.GITHUB_ACTOR}@users.noreply.github.com`;
+  e.GIT_COMMITTER_NAME = e.GITHUB_ACTOR;
+  e.GIT_COMMITTER_EMAIL = email;
 }
 
 function annotate(problems: Problem[]): void {
@@ -142,6 +161,7 @@ export async function runAction(name: ActionName): Promise<void> {
     return;
   }
   useToken(inputs.token);
+  useActorIdentity();
   core.saveState('environment', inputs.environment);
   core.saveState('action', name);
   // The runner signals only this process, SIGINT then SIGTERM 7.5 s later: forward to tools, stop in time.
@@ -213,7 +233,7 @@ export async function runAction(name: ActionName): Promise<void> {
 
 async function driftAlerts(report: RunReport, inputs: Inputs<'verify'>): Promise<void> {
   const drifted = report.rows.filter((r) => r.result === 'drifted');
-  for (const r of drifted) core.warning(`${r.unit} drifted: ${r.detail}`, { title: `NYL-VERIFY-DRIFT (${r.unit})` });
+  // Each drifted unit is annotated once, by its NYL-VERIFY-DRIFT problem (annotate).
   if (!inputs['drift-issue']) return;
   const token = inputs.token || process.env.GITHUB_TOKEN || '';
   if (!token) {
@@ -242,6 +262,8 @@ export async function runPost(): Promise<void> {
   core.warning('the main step did not finish: releasing its lease so the next run takes over at once', {
     title: 'NYL-RUN-ABANDONED',
   });
+  useToken(core.getInput('token'));
+  useActorIdentity();
   let ctx: OpContext | undefined;
   try {
     ctx = await openWorkspace({

@@ -78,7 +78,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
       'outputs change.',
     options: COMMON,
-    exits: '0 plan shown; 1 bad input',
+    exits: '0 plan shown; 1 bad input; 4 a dead run is not imported yet (the plan shows the state after its import)',
   },
   status: {
     summary: 'show the recorded state of every unit',

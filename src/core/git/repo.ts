@@ -200,8 +200,10 @@ export class GitRepo {
       const r = await runGit(['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: this.root });
       for (const line of r.stdout.toString('utf8').split('\n')) {
         const sp = line.indexOf(' ');
-        if (line.startsWith('user.name ')) name ??= line.slice(sp + 1);
-        if (line.startsWith('user.email ')) email ??= line.slice(sp + 1);
+        // git lists system, global, then repository values: the last one wins, as in git itself.
+        if (line.startsWith('user.name ') && !env.GIT_COMMITTER_NAME && !env.GIT_AUTHOR_NAME) name = line.slice(sp + 1);
+        if (line.startsWith('user.email ') && !env.GIT_COMMITTER_EMAIL && !env.GIT_AUTHOR_EMAIL)
+          email = line.slice(sp + 1);
       }
     }
     this.identity = { name: name || 'nyl', email: email || 'nyl@localhost' };

@@ -174,7 +174,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   const outcomes = new Map<string, Outcome>();
   const whyOf = new Map<string, Extract<Evaluation, { action: 'execute' }>>();
   const newOutputs = new Map<string, Record<string, string>>();
-  const logs = new Map<string, string>();
+  // Log tails kept on observed: imported executions' (from the dead run's ref), and this run's.
+  const logs = new Map<string, string | { oid: string }>([...(imp?.logs ?? [])].map(([n, oid]) => [n, { oid }]));
   let acquired = false;
   let pendingCheckpoints: Checkpoint[] = [];
   const stage = () => {
@@ -274,6 +275,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
             },
             run,
             ctx.now(),
+            cfg.source,
           );
           o.row.detail = 'inspect: applied';
           outcomes.set(t.name, o);
@@ -320,10 +322,10 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
           cancellation: ctx.cancellation,
           mask,
         });
-        const o = outcomeOf(t, result, run, ctx.now());
+        const o = outcomeOf(t, result, run, ctx.now(), cfg.source);
         outcomes.set(t.name, o);
         if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);
-        pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now()));
+        pendingCheckpoints.push(checkpointOf(t.desired, result, ctx.now(), cfg.source));
         session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
         logs.set(t.name, result.log);
         ctx.onEvent({
@@ -545,6 +547,7 @@ function outcomeOf(
   r: ExecuteResult,
   run: string,
   now: number,
+  source: string,
 ): Outcome {
   const at = new Date(now).toISOString();
   // Repairs stay on record; observations were about the old receipt; an approval is used up.
@@ -561,6 +564,7 @@ function outcomeOf(
       executionKey: t.desired.executionKey,
       uid: t.desired.uid,
       run,
+      source,
       at,
       outputs: r.outputs,
       artifacts: r.artifacts,
@@ -611,13 +615,14 @@ function outcomeOf(
   };
 }
 
-function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number): Checkpoint {
+function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number, source: string): Checkpoint {
   const c: Checkpoint = {
     schema: 'nyl.checkpoint/v1',
     name: d.name,
     kind: d.kind,
     uid: d.uid,
     executionKey: d.executionKey,
+    source,
     result: r.status,
     at: new Date(now).toISOString(),
     durationMs: r.durationMs,

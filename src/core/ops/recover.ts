@@ -108,7 +108,12 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   const { tips } = await session.land(
     [
       { ref: state.refs.desired, old: state.tips.desired, files: desiredFiles(sel, docs, after), message },
-      { ref: state.refs.observed, old: state.tips.observed, files: observedFiles(state, imp.observed), message },
+      {
+        ref: state.refs.observed,
+        old: state.tips.observed,
+        files: observedFiles(state, imp.observed, new Map([...imp.logs].map(([n, oid]) => [n, { oid }]))),
+        message,
+      },
     ],
     ctx.now(),
     consumedRefs(state, imp, after.observed),

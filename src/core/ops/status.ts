@@ -35,8 +35,13 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
     if (c) {
       stateName = c.state;
       detail = c.reason;
-      if (c.state === 'uncertain') problems.push(uncertainProblem(env, e.name, c.reason));
-      else
+      if (c.state === 'uncertain') {
+        const p = uncertainProblem(env, e.name, c.reason);
+        // Before the import, a decision about the unit is refused: import first.
+        if (recorded.runs.has(c.run))
+          p.fix = `import run ${c.run} first (\`nyl recover -e ${env} --reason <text>\` or \`nyl reconcile -e ${env}\`); then ${p.fix}`;
+        problems.push(p);
+      } else
         problems.push(
           problem('NYL-UNIT-FAILED', `unit ${e.name} failed in run ${c.run}: ${c.reason}`, {
             severity: 'warning',

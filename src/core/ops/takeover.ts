@@ -15,6 +15,8 @@ export interface ImportResult {
   imported: string[];
   /** Units the import marked uncertain. */
   recovered: string[];
+  /** Log tails (blob ids on the dead run's ref) of imported executions, kept on observed. */
+  logs: Map<string, string>;
   /** Dead run refs consumed: deleted once the transition lands, or retired to evidence (see consumedRefs). */
   consumed: RunRefState[];
   /** The break(s) this import records: one object, or a list when a taking-over run died too. */
@@ -63,6 +65,7 @@ export function importRuns(
     rows: new Map(),
     imported: [],
     recovered: [],
+    logs: new Map(),
     consumed: [],
     problems: [],
   };
@@ -126,10 +129,11 @@ export function importRuns(
             {
               severity: 'warning',
               subject: name,
-              exit: cp.result === 'succeeded' ? Exit.uncertain : Exit.ok,
+              // The unit's own result says whether anything is left uncertain.
+              exit: Exit.ok,
               fix:
                 cp.result === 'succeeded'
-                  ? `the unit is uncertain: check what run ${run.id} applied, then \`nyl recover -e ${env} --unit ${name} --retry --reason <text>\``
+                  ? `the unit was marked uncertain: its recovery policy settles it, or check what run ${run.id} applied and run \`nyl recover -e ${env} --unit ${name} --retry --reason <text>\``
                   : 'nothing to do: a failed execution claims no effect',
             },
           ),
@@ -162,6 +166,7 @@ export function importRuns(
           executionKey: cp.executionKey,
           uid,
           run: run.id,
+          ...(cp.source ? { source: cp.source } : {}),
           at: cp.at,
           outputs: cp.outputs ?? {},
           artifacts: cp.artifacts ?? {},
@@ -177,6 +182,8 @@ export function importRuns(
       });
       if (!res.imported.includes(name)) res.imported.push(name);
       res.recovered = res.recovered.filter((n) => n !== name);
+      const log = run.logs.get(name);
+      if (log) res.logs.set(name, log);
     }
   }
   return res;

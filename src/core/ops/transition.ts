@@ -36,12 +36,12 @@ export function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>, sta
 export function observedFiles(
   state: EnvState,
   changed: Map<string, ObservedUnit>,
-  logs: Map<string, string> = new Map(),
+  logs: Map<string, string | { oid: string }> = new Map(),
 ): TreeFiles {
   const files: TreeFiles = new Map();
   for (const [p, oid] of state.observedFiles) files.set(p, { oid });
   for (const [name, o] of changed) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
-  for (const [name, log] of logs) files.set(FILES.log(name), Buffer.from(log));
+  for (const [name, log] of logs) files.set(FILES.log(name), typeof log === 'string' ? Buffer.from(log) : log);
   return files;
 }
 

@@ -67,13 +67,20 @@ export interface Loaded {
   state: EnvState;
   /** Local refs holding --local work the remote lacks (remote mode only). */
   unpublished: string[];
+  /** The remote, in remote mode. */
+  remote?: string;
 }
 
 /** Configuration from the source commit, the environment's selection and its state. */
 export async function loadEnvironment(ctx: OpContext, environment: string): Promise<Loaded> {
   const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
   const sel = selectEnvironment(cfg, environment);
-  return { cfg, sel, ...(await readState(ctx, sel)) };
+  return {
+    cfg,
+    sel,
+    ...(await readState(ctx, sel)),
+    remote: ctx.opts.local ? undefined : (ctx.opts.remote ?? 'origin'),
+  };
 }
 
 export async function readState(ctx: OpContext, sel: Selection): Promise<{ state: EnvState; unpublished: string[] }> {
@@ -95,7 +102,7 @@ export function refuseUnpublished(loaded: Loaded): void {
       {
         subject: env,
         exit: Exit.refused,
-        fix: `keep working with --local, or publish it (\`git push origin '${loaded.sel.prefix}/${env}/*:${loaded.sel.prefix}/${env}/*'\` when the remote has no state of its own), or set it aside (\`git update-ref -d <ref>\`) once it is recorded elsewhere`,
+        fix: `keep working with --local, or publish it (\`git push ${loaded.remote ?? 'origin'} '${loaded.sel.prefix}/${env}/*:${loaded.sel.prefix}/${env}/*'\` when the remote has no state of its own), or set it aside (\`git update-ref -d <ref>\`) once it is recorded elsewhere`,
       },
     ),
   );

@@ -48,6 +48,8 @@ export interface Receipt {
   executionKey: string;
   uid: string;
   run: string;
+  /** Source commit whose configuration the execution applied. */
+  source?: string;
   at: string;
   outputs: Record<string, string>;
   artifacts: Record<string, string>;
@@ -73,6 +75,8 @@ export interface Checkpoint {
   kind: string;
   uid: string;
   executionKey: string;
+  /** Source commit of the run that executed it. */
+  source?: string;
   result: 'succeeded' | 'failed' | 'uncertain';
   at: string;
   durationMs: number;

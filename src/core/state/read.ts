@@ -29,6 +29,8 @@ export interface RunRefState {
   record: RunRecord;
   desired: Map<string, DesiredUnit>;
   checkpoints: Map<string, Checkpoint>;
+  /** Log tail blob of each unit that ran. */
+  logs: Map<string, string>;
 }
 
 export interface EnvState {
@@ -71,8 +73,11 @@ async function readRunRef(repo: GitRepo, id: string, ref: string, tip: string): 
   const files = await treeOf(repo, tip);
   const desired = new Map<string, DesiredUnit>();
   const checkpoints = new Map<string, Checkpoint>();
+  const logs = new Map<string, string>();
   const jobs: Promise<void>[] = [];
   for (const [path, oid] of files) {
+    const log = /^units\/(.+)\/log\.txt$/.exec(path);
+    if (log) logs.set(log[1] as string, oid);
     const m = /^units\/(.+)\/(desired|checkpoint)\.json$/.exec(path);
     if (!m) continue;
     jobs.push(
@@ -84,7 +89,7 @@ async function readRunRef(repo: GitRepo, id: string, ref: string, tip: string): 
     );
   }
   const [record] = await Promise.all([readJson<RunRecord>(repo, files.get(FILES.run)), ...jobs]);
-  return { id, ref, tip, record: record as RunRecord, desired, checkpoints };
+  return { id, ref, tip, record: record as RunRecord, desired, checkpoints, logs };
 }
 
 /** Reads an environment's state from the tips of its refs; never walks history. */

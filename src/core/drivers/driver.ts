@@ -13,6 +13,8 @@ export interface ExecuteContext {
   cancellation: Cancellation;
   /** Masks secrets in text that will be stored. */
   mask: (text: string) => string;
+  /** The receipt being verified (verify only). */
+  receipt?: { executionKey: string; outputs: Record<string, string>; artifacts: Record<string, string> };
 }
 
 export type ExecuteResult =

@@ -1,7 +1,14 @@
 import { commandDriver } from './command.js';
 import type { Driver } from './driver.js';
+import { ociImageDriver } from './oci.js';
+import { openTofuDriver, terraformDriver } from './tofu.js';
 
-const DRIVERS: Record<string, Driver> = { Command: commandDriver };
+const DRIVERS: Record<string, Driver> = {
+  Command: commandDriver,
+  OpenTofu: openTofuDriver,
+  Terraform: terraformDriver,
+  OciImage: ociImageDriver,
+};
 
 export function driverFor(kind: string): Driver {
   const d = DRIVERS[kind];

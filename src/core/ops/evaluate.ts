@@ -67,15 +67,14 @@ export function evaluateUnit(
   try {
     desired = resolveUnit(u, uid, outputsOf);
   } catch (e) {
-    if (e instanceof MissingOutputError)
-      return {
-        ...base,
-        policy: 'manual',
-        evaluation: {
-          action: 'invalid',
-          reason: `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`,
-        },
-      };
+    if (e instanceof MissingOutputError) {
+      // Sensitive outputs are never recorded, so they can never be passed on: say so.
+      const sensitive = state.observed.get(e.ref)?.receipt?.artifacts?.sensitiveOutputs?.split(',') ?? [];
+      const reason = sensitive.includes(e.key)
+        ? `output ${e.key} of ${e.ref} is sensitive: Nyl never records sensitive outputs, so units.${e.ref}.outputs.${e.key} cannot be passed; read it from the tool's state or a secret store instead`
+        : `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`;
+      return { ...base, policy: 'manual', evaluation: { action: 'invalid', reason } };
+    }
     throw e;
   }
   const policy = driverFor(u.doc.kind).policy(desired);

@@ -49,6 +49,7 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
       timeoutMs: timeoutMs(unit),
       cancellation: ctx.cancellation,
       mask,
+      receipt: o.receipt,
     });
   });
   const at = new Date(ctx.now()).toISOString();

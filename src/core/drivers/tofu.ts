@@ -1,0 +1,209 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DesiredUnit } from '../resolve/desired.js';
+import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy, VerifyResult } from './driver.js';
+import { type ProcessResult, runProcess } from './process.js';
+
+export interface TfSpec {
+  module: string;
+  variables?: Record<string, unknown>;
+  varFiles?: string[];
+  workspace?: string;
+  initArgs?: string[];
+  applyArgs?: string[];
+  binary?: string;
+}
+
+/**
+ * The command lines a unit runs, in order. Variables only ever travel in a var file (written by
+ * Nyl, JSON), so no value can become an argument or shell code.
+ */
+export function tfCommands(
+  binary: string,
+  spec: TfSpec,
+  root: string,
+  nylVarFile: string | undefined,
+): Record<'init' | 'workspace' | 'apply' | 'output' | 'plan' | 'destroy', string[] | undefined> {
+  const varFiles = [
+    ...(spec.varFiles ?? []).map((f) => `-var-file=${join(root, f)}`),
+    ...(nylVarFile ? [`-var-file=${nylVarFile}`] : []),
+  ];
+  return {
+    init: [binary, 'init', '-input=false', ...(spec.initArgs ?? [])],
+    workspace: spec.workspace ? [binary, 'workspace', 'select', '-or-create', spec.workspace] : undefined,
+    apply: [binary, 'apply', '-auto-approve', '-input=false', ...varFiles, ...(spec.applyArgs ?? [])],
+    output: [binary, 'output', '-json'],
+    plan: [binary, 'plan', '-detailed-exitcode', '-input=false', ...varFiles],
+    destroy: [binary, 'destroy', '-auto-approve', '-input=false', ...varFiles],
+  };
+}
+
+/** The lock a killed apply left behind, as the tools print it. */
+export function stateLock(text: string): string | undefined {
+  if (!/Error acquiring the state lock/.test(text)) return undefined;
+  return /ID:\s+([^\s│]+)/.exec(text)?.[1];
+}
+
+interface TfOutput {
+  sensitive?: boolean;
+  value: unknown;
+}
+
+/** Outputs of `output -json`: sensitive ones are left out (only their names are kept). */
+export function tfOutputs(json: string): { outputs: Record<string, string>; sensitive: string[] } {
+  const parsed = JSON.parse(json || '{}') as Record<string, TfOutput>;
+  const outputs: Record<string, string> = {};
+  const sensitive: string[] = [];
+  for (const [k, o] of Object.entries(parsed)) {
+    if (o.sensitive) sensitive.push(k);
+    else outputs[k] = typeof o.value === 'string' ? o.value : JSON.stringify(o.value);
+  }
+  return { outputs, sensitive: sensitive.sort() };
+}
+
+const lastLines = (t: string, n: number) => t.replace(/\s+$/, '').split('\n').slice(-n).join('\n');
+
+interface Step {
+  argv: string[];
+  result: ProcessResult;
+}
+const failedStep = (s: Step) => s.result.exitCode !== 0 || s.result.timedOut || s.result.cancelled;
+
+function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver {
+  /**
+   * init, workspace, then `steps`, in the module directory, within the unit's timeout; stops at
+   * the first failing step. The var file lives in a private temporary folder.
+   */
+  async function session(
+    ctx: ExecuteContext,
+    steps: (cmds: ReturnType<typeof tfCommands>) => string[][],
+  ): Promise<{ log: string; done: Step[]; failed?: Step }> {
+    const spec = ctx.unit.spec as unknown as TfSpec;
+    const dir = await mkdtemp(join(tmpdir(), 'nyl-tf-'));
+    const deadline = Date.now() + ctx.timeoutMs;
+    let log = '';
+    try {
+      let varFile: string | undefined;
+      if (spec.variables && Object.keys(spec.variables).length) {
+        varFile = join(dir, 'nyl.auto.tfvars.json');
+        await writeFile(varFile, JSON.stringify(spec.variables), { mode: 0o600 });
+      }
+      const cmds = tfCommands(spec.binary ?? defaultBinary, spec, ctx.cwd, varFile);
+      const env = {
+        ...process.env,
+        TF_IN_AUTOMATION: '1',
+        TF_INPUT: '0',
+        NYL_ENVIRONMENT: ctx.environment,
+        NYL_UNIT: ctx.unit.name,
+        NYL_RUN: ctx.run,
+        NYL_UID: ctx.unit.uid,
+      };
+      const done: Step[] = [];
+      for (const argv of [cmds.init, cmds.workspace, ...steps(cmds)]) {
+        if (!argv) continue;
+        const result = await runProcess({
+          argv,
+          cwd: join(ctx.cwd, spec.module),
+          env,
+          timeoutMs: Math.max(1, deadline - Date.now()),
+          cancellation: ctx.cancellation,
+          stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
+        });
+        // `output -json` prints sensitive values: never logged.
+        if (argv[1] !== 'output') log += `$ ${argv.join(' ')}\n${ctx.mask(result.tail)}`;
+        const step = { argv, result };
+        // plan -detailed-exitcode exits 2 for "changes": a finding, not a failure.
+        if (failedStep(step) && !(argv[1] === 'plan' && result.exitCode === 2)) return { log, done, failed: step };
+        done.push(step);
+      }
+      return { log, done };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  const failureResult = (ctx: ExecuteContext, f: Step, log: string): ExecuteResult => {
+    const r = f.result;
+    const spec = ctx.unit.spec as unknown as TfSpec;
+    const durationMs = r.durationMs;
+    const what = f.argv[1];
+    if (r.timedOut)
+      return { status: 'uncertain', reason: `${what} timed out; its effects are unknown`, log, durationMs };
+    if (r.cancelled)
+      return { status: 'uncertain', reason: `run ${ctx.run} was cancelled during ${what}`, log, durationMs };
+    if (r.exitCode === null)
+      return { status: 'uncertain', reason: `${what} was killed by ${r.signal}`, log, durationMs };
+    const lock = stateLock(r.tail);
+    if (lock) {
+      const bin = spec.binary ?? defaultBinary;
+      return {
+        status: 'failed',
+        reason: `the state is locked (lock ID ${lock}), e.g. by an apply that was killed; once no apply runs: \`nyl hold -e ${ctx.environment} --unit ${ctx.unit.name} --reason <text>\`, \`nyl exec -e ${ctx.environment} --unit ${ctx.unit.name} -- ${bin} -chdir=${spec.module} force-unlock -force ${lock}\`, then \`nyl resume\``,
+        exitCode: r.exitCode,
+        retryable: false,
+        log,
+        durationMs,
+      };
+    }
+    return {
+      status: 'failed',
+      reason: `${what} exited with ${r.exitCode}: ${lastLines(ctx.mask(r.tail), 5)}`,
+      exitCode: r.exitCode,
+      retryable: true,
+      log,
+      durationMs,
+    };
+  };
+
+  return {
+    kind,
+    policy(_unit: DesiredUnit): RecoveryPolicy {
+      return 'converge';
+    },
+
+    async execute(ctx) {
+      const started = Date.now();
+      const s = await session(ctx, (c) => [c.apply as string[], c.output as string[]]);
+      if (s.failed) return failureResult(ctx, s.failed, s.log);
+      const { outputs, sensitive } = tfOutputs(s.done[s.done.length - 1]?.result.stdout ?? '{}');
+      return {
+        status: 'succeeded',
+        outputs,
+        artifacts: sensitive.length ? { sensitiveOutputs: sensitive.join(',') } : {},
+        log: s.log,
+        durationMs: Date.now() - started,
+      };
+    },
+
+    /** `plan -detailed-exitcode`: 0 in sync, 2 drifted (the plan's summary), else unknown. */
+    async verify(ctx): Promise<VerifyResult | undefined> {
+      const s = await session(ctx, (c) => [c.plan as string[]]);
+      if (s.failed) {
+        const lock = stateLock(s.failed.result.tail);
+        return {
+          state: 'unknown',
+          detail: lock
+            ? `state locked (lock ID ${lock})`
+            : `${s.failed.argv[1]} exited with ${s.failed.result.exitCode}: ${lastLines(ctx.mask(s.failed.result.tail), 3)}`,
+        };
+      }
+      const plan = s.done[s.done.length - 1]?.result as ProcessResult;
+      if (plan.exitCode === 0) return { state: 'in-sync', detail: '' };
+      const lines = ctx.mask(plan.stdout).split('\n');
+      const changes = lines.filter((l) => /^\s*# .* (will|must) be /.test(l)).map((l) => l.trim().replace(/^# /, ''));
+      const summary = lines.find((l) => /^Plan: \d+ to add/.test(l.trim()))?.trim() ?? 'changes planned';
+      return { state: 'drifted', detail: [summary, ...changes.slice(0, 10)].join('\n') };
+    },
+
+    async destroy(ctx) {
+      const started = Date.now();
+      const s = await session(ctx, (c) => [c.destroy as string[]]);
+      if (s.failed) return failureResult(ctx, s.failed, s.log);
+      return { status: 'succeeded', outputs: {}, artifacts: {}, log: s.log, durationMs: Date.now() - started };
+    },
+  };
+}
+
+export const openTofuDriver = tfDriver('OpenTofu', 'tofu');
+export const terraformDriver = tfDriver('Terraform', 'terraform');

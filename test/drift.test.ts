@@ -355,7 +355,7 @@ describe('drift in status and plan, and drift repair (driftRepair: converge)', (
 
     const pl = await nyl(dir, ['plan', ...ENV]);
     expect(pl.code, pl.stderr).toBe(0);
-    expect(results(pl.stdout)).toEqual({ a: 'execute', b: 'approval', c: 'current' });
+    expect(results(pl.stdout)).toEqual({ a: 'execute', b: 'awaiting-approval', c: 'current' });
     expect(pl.stdout).toMatch(/\n {2}token: +v1\.\S+\n$/);
 
     // A changed unit in the same run: c executes while b waits for approval.
@@ -607,7 +607,7 @@ describe('nyl exec', () => {
 
     const pl = await nyl(dir, ['plan', ...ENV]);
     expect(pl.code, pl.stderr).toBe(0);
-    expect(results(pl.stdout)).toEqual({ u: 'approval' });
+    expect(results(pl.stdout)).toEqual({ u: 'awaiting-approval' });
     const token = /\n {2}token: +(v1\.\S+)\n/.exec(pl.stdout)?.[1] as string;
     expect(token).toMatch(/^v1\./);
 

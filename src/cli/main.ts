@@ -157,6 +157,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
       );
     const needsUnit = ['hold', 'resume', 'exec', 'state forget'].includes(command) || values.reapply === true;
     if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
+    if (command === 'reconcile' && reason !== undefined && !values.reapply)
+      throw usage(
+        'reconcile --reason goes with --reapply',
+        'pass --unit U --reapply --reason <text>, or drop --reason',
+      );
     if (command === 'reconcile' && units.length && !values.reapply)
       throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
     if (command === 'exec' && !positionals.length)
@@ -204,7 +209,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     else if (command === 'verify') report = await verify(ctx, { environment, parallelism });
     else if (command === 'hold') report = await hold(ctx, { environment, unit, reason: reason as string });
     else if (command === 'resume') report = await resume(ctx, { environment, unit, reason: reason as string });
-    else if (command === 'exec') report = await exec(ctx, { environment, unit, command: positionals, reason });
+    else if (command === 'exec')
+      report = await exec(ctx, { environment, unit, command: positionals, reason, echo: !json });
     else if (command === 'teardown') report = await teardown(ctx, { environment, parallelism });
     else if (command === 'state forget') report = await stateForget(ctx, { environment, unit, reason });
     else if (command === 'state show') {

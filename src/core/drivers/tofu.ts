@@ -29,20 +29,27 @@ export function tfCommands(
     ...(spec.varFiles ?? []).map((f) => `-var-file=${join(root, f)}`),
     ...(nylVarFile ? [`-var-file=${nylVarFile}`] : []),
   ];
+  // -no-color: the tools colour their output even into a pipe, and logs and parsing want plain text.
   return {
-    init: [binary, 'init', '-input=false', ...(spec.initArgs ?? [])],
+    init: [binary, 'init', '-input=false', '-no-color', ...(spec.initArgs ?? [])],
     workspace: spec.workspace ? [binary, 'workspace', 'select', '-or-create', spec.workspace] : undefined,
-    apply: [binary, 'apply', '-auto-approve', '-input=false', ...varFiles, ...(spec.applyArgs ?? [])],
-    output: [binary, 'output', '-json'],
-    plan: [binary, 'plan', '-detailed-exitcode', '-input=false', ...varFiles],
-    destroy: [binary, 'destroy', '-auto-approve', '-input=false', ...varFiles],
+    apply: [binary, 'apply', '-auto-approve', '-input=false', '-no-color', ...varFiles, ...(spec.applyArgs ?? [])],
+    output: [binary, 'output', '-json', '-no-color'],
+    plan: [binary, 'plan', '-detailed-exitcode', '-input=false', '-no-color', ...varFiles],
+    destroy: [binary, 'destroy', '-auto-approve', '-input=false', '-no-color', ...varFiles],
   };
 }
 
 /** The lock a killed apply left behind, as the tools print it. */
 export function stateLock(text: string): string | undefined {
-  if (!/Error acquiring the state lock/.test(text)) return undefined;
-  return /ID:\s+([^\s│]+)/.exec(text)?.[1];
+  const plain = stripAnsi(text);
+  if (!/Error acquiring the state lock/.test(plain)) return undefined;
+  return /ID:\s+([^\s│]+)/.exec(plain)?.[1];
+}
+
+/** Colour codes a tool printed anyway (e.g. from TF_CLI_ARGS or a wrapper). */
+export function stripAnsi(text: string): string {
+  return text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
 }
 
 interface TfOutput {
@@ -111,7 +118,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
           stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
         });
         // `output -json` prints sensitive values: never logged.
-        if (argv[1] !== 'output') log += `$ ${argv.join(' ')}\n${ctx.mask(result.tail)}`;
+        if (argv[1] !== 'output') log += `$ ${argv.join(' ')}\n${ctx.mask(stripAnsi(result.tail))}`;
         const step = { argv, result };
         // plan -detailed-exitcode exits 2 for "changes": a finding, not a failure.
         if (failedStep(step) && !(argv[1] === 'plan' && result.exitCode === 2)) return { log, done, failed: step };
@@ -190,7 +197,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
       }
       const plan = s.done[s.done.length - 1]?.result as ProcessResult;
       if (plan.exitCode === 0) return { state: 'in-sync', detail: '' };
-      const lines = ctx.mask(plan.stdout).split('\n');
+      const lines = ctx.mask(stripAnsi(plan.stdout)).split('\n');
       const changes = lines.filter((l) => /^\s*# .* (will|must) be /.test(l)).map((l) => l.trim().replace(/^# /, ''));
       const summary = lines.find((l) => /^Plan: \d+ to add/.test(l.trim()))?.trim() ?? 'changes planned';
       return { state: 'drifted', detail: [summary, ...changes.slice(0, 10)].join('\n') };

@@ -23,7 +23,7 @@ const EXEC_DEADLINE_MS = 6 * 3_600_000 + GRACE_MS;
  */
 export async function exec(
   ctx: OpContext,
-  opts: { environment: string; unit: string; command: string[]; reason?: string },
+  opts: { environment: string; unit: string; command: string[]; reason?: string; echo?: boolean },
 ): Promise<OpReport> {
   const env = opts.environment;
   const { state } = await loadForUnitWrite(ctx, opts);
@@ -80,7 +80,7 @@ export async function exec(
     env: env_,
     timeoutMs: 24 * 3_600_000,
     cancellation: ctx.cancellation,
-    echo: true,
+    echo: opts.echo !== false,
   });
   const output = secretMasker()(r.tail).slice(-OUTPUT_KEPT);
   const at = new Date(ctx.now()).toISOString();

@@ -52,7 +52,7 @@ export function computePlan(sel: Selection, recorded: EnvState, source: string, 
         rows.push({ ...row, result: 'failed', detail: ev.reason });
         break;
       case 'awaiting-approval':
-        rows.push({ ...row, result: 'approval', detail: ev.reason });
+        rows.push({ ...row, result: 'awaiting-approval', detail: ev.reason });
         break;
       case 'held':
         rows.push({ ...row, result: 'held', detail: ev.reason });
@@ -90,7 +90,7 @@ export async function plan(ctx: OpContext, opts: { environment: string }): Promi
   const { rows, problems, token } = computePlan(sel, state, cfg.source, ctx.now());
   const n = rows.filter((r) => r.result === 'execute').length;
   const maybe = rows.filter((r) => r.result === 'maybe').length;
-  const approval = rows.filter((r) => r.result === 'approval').length;
+  const approval = rows.filter((r) => r.result === 'awaiting-approval').length;
   return {
     operation: 'plan',
     environment: opts.environment,

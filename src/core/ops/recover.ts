@@ -218,7 +218,10 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
         ),
       );
     const cp = (state.runs.get(ev.run) ?? state.evidence.get(ev.run))?.checkpoints.get(unit) as Checkpoint;
+    // The checkpoint becomes the receipt; repairs and approvals on record stay.
+    const { condition: _cleared, drift: _stale, ...kept } = observed ?? ({} as ObservedUnit);
     next = {
+      ...kept,
       schema: 'nyl.observed-unit/v1',
       name: unit,
       kind: cp.kind,
@@ -227,6 +230,7 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
         executionKey: cp.executionKey,
         uid: cp.uid,
         run: ev.run,
+        ...(cp.source ? { source: cp.source } : {}),
         at: cp.at,
         outputs: cp.outputs ?? {},
         artifacts: cp.artifacts ?? {},

@@ -97,7 +97,9 @@ export function importRuns(
       const uid = prior?.uid ?? d?.uid ?? cp?.uid;
       if (!uid) continue;
       const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? 'Command';
+      // Everything else recorded about the unit (hold, repairs, approvals) stays.
       const base: ObservedUnit = {
+        ...prior,
         schema: 'nyl.observed-unit/v1',
         name,
         kind,

@@ -189,11 +189,13 @@ export async function teardown(
           changed.set(d.name, {
             ...(prior as ObservedUnit),
             lastRun: run,
+            // A failed destroy must not make the next reconcile run the unit again: it waits.
             condition: {
               state: r.status === 'failed' ? 'failed' : 'uncertain',
-              reason: `teardown: ${r.reason}`,
+              reason: `teardown: ${r.reason}; run \`nyl teardown -e ${env}\` again once fixed, or \`nyl recover -e ${env} --unit ${d.name} --retry\` to keep the unit`,
               run,
               since: new Date(ctx.now()).toISOString(),
+              retryable: false,
             },
           });
         }
@@ -219,9 +221,22 @@ export async function teardown(
       });
       record.executing = [];
     }
+    const list = [...rows.values()];
+    // Everything held or blocked, nothing to import: nothing to write either.
+    if (!acquired && !takeover)
+      return {
+        operation: 'teardown',
+        environment: env,
+        source: cfg.source,
+        rows: reverseWaves(docs)
+          .flat()
+          .map((n) => rows.get(n) as UnitRow)
+          .filter(Boolean),
+        problems,
+        exit: list.some((r) => r.result === 'held') ? Exit.refused : Exit.ok,
+      };
     if (!acquired) await write(GRACE_MS);
     for (const [n, o] of imp?.observed ?? []) if (!changed.has(n)) changed.set(n, o);
-    const list = [...rows.values()];
     const oFiles: TreeFiles = new Map();
     for (const [p, oid] of state.observedFiles) oFiles.set(p, { oid });
     const dFiles: TreeFiles = new Map();

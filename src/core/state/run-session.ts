@@ -30,6 +30,7 @@ export class RunSession {
   readonly runFiles: TreeFiles = new Map();
   lease!: LeaseDoc;
   writes = 0;
+  private prepared = false;
 
   constructor(
     private readonly repo: GitRepo,
@@ -60,6 +61,7 @@ export class RunSession {
 
   /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
   prepare(now: number): void {
+    this.prepared = true;
     this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, 0);
   }
 
@@ -97,6 +99,18 @@ export class RunSession {
   }
 
   private lost(): never {
+    // A single-write operation (verify, hold, recover, …) held no lease: someone else wrote first.
+    if (this.prepared)
+      throw new NylError(
+        problem(
+          'NYL-STATE-CHANGED',
+          `the state of ${this.state.environment} changed while ${this.operation} ran; nothing was written`,
+          {
+            exit: Exit.refused,
+            fix: `run it again (\`nyl status -e ${this.state.environment}\` shows the new state)`,
+          },
+        ),
+      );
     throw new NylError(
       problem(
         'NYL-LEASE-LOST',

@@ -1,0 +1,488 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/** The fake `tofu`/`terraform` CLIs the OpenTofu and Terraform unit tests run (see its README). */
+const FAKE = resolve(__dirname, 'fixtures/fake-tofu');
+const TOFU = join(FAKE, 'tofu');
+const TERRAFORM = join(FAKE, 'terraform');
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A module directory with `fake.json` and other files. */
+function moduleDir(fake: unknown, files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'nyl-fake-tofu-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'fake.json'), JSON.stringify(fake));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+/** Only what the test gives: no TF_* from the machine running the tests. */
+const baseEnv = (env: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? '', HOME: tmpdir(), ...env });
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(bin: string, args: string[], cwd: string, env: Record<string, string> = {}): Result {
+  const r = spawnSync(bin, args, { cwd, env: baseEnv(env), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+interface Started {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function start(bin: string, args: string[], cwd: string, env: Record<string, string> = {}): Started {
+  const child = spawn(bin, args, { cwd, env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    err += d;
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.on('close', (code, signal) => res({ code, signal })),
+  );
+  return { child, out: () => out, err: () => err, exit };
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const MODULE = {
+  variables: { name: null, region: 'eu', token: { sensitive: true } },
+  outputs: {
+    url: 'https://${var.name}.${var.region}.example',
+    token: { value: '${var.token}', sensitive: true },
+  },
+};
+
+/** An initialized module; `token` comes from TF_VAR_token, `name` from a var file. */
+function initialized(fake: unknown = MODULE, bin = TOFU): string {
+  const dir = moduleDir(fake, { 'app.tfvars': 'name = "app" # the app\n' });
+  const r = run(bin, ['init', '-input=false'], dir);
+  expect(r.code).toBe(0);
+  return dir;
+}
+
+const APPLY = ['apply', '-auto-approve', '-input=false', '-var-file=app.tfvars'];
+const PLAN = ['plan', '-detailed-exitcode', '-input=false', '-var-file=app.tfvars'];
+const TOKEN = { TF_VAR_token: 't0ken' };
+
+const lockInfo = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, '.terraform.tfstate.lock.info'), 'utf8')) as Record<string, string>;
+
+/** The real tools' lock error, colours stripped. */
+function lockBlock(info: Record<string, string>, product: string): string {
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d(?:\.\d+)?)Z$/.exec(info.Created ?? '');
+  return [
+    '╷',
+    '│ Error: Error acquiring the state lock',
+    '│ ',
+    '│ Error message: resource temporarily unavailable',
+    '│ Lock Info:',
+    `│   ID:        ${info.ID}`,
+    `│   Path:      ${info.Path}`,
+    '│   Operation: OperationTypeApply',
+    `│   Who:       ${info.Who}`,
+    `│   Version:   ${info.Version}`,
+    `│   Created:   ${m?.[1]} ${m?.[2]} +0000 UTC`,
+    '│   Info:      ',
+    '│ ',
+    '│ ',
+    `│ ${product} acquires a state lock to protect the state from being written`,
+    '│ by multiple users at the same time. Please resolve the issue above and try',
+    '│ again. For most commands, you can disable locking with the "-lock=false"',
+    '│ flag, but this is not recommended.',
+    '╵',
+    '',
+  ].join('\n');
+}
+
+describe('fake tofu/terraform: version and init', () => {
+  it('reports its version by the name it is invoked as', () => {
+    const dir = moduleDir(MODULE);
+    expect(run(TOFU, ['version'], dir).stdout).toBe('OpenTofu v1.8.0\non linux_amd64\n');
+    expect(run(TOFU, ['-version'], dir).stdout).toBe('OpenTofu v1.8.0\non linux_amd64\n');
+    expect(run(TERRAFORM, ['-version'], dir).stdout).toBe('Terraform v1.9.8\non linux_amd64\n');
+    expect(run(TOFU, ['version'], dir, { FAKE_TOFU_VERSION: '1.6.2' }).stdout).toMatch(/^OpenTofu v1\.6\.2\n/);
+    expect(JSON.parse(run(TERRAFORM, ['version', '-json'], dir).stdout)).toMatchObject({
+      terraform_version: '1.9.8',
+      platform: 'linux_amd64',
+    });
+  });
+
+  it('init creates .terraform and the lock file; other commands need it', () => {
+    const dir = moduleDir(MODULE, { 'app.tfvars': 'name = "app"\n' });
+    const before = run(TOFU, PLAN, dir, TOKEN);
+    expect(before.code).toBe(1);
+    expect(strip(before.stderr)).toContain('Error: Inconsistent dependency lock file');
+    expect(strip(before.stderr)).toContain('  tofu init');
+
+    const r = run(TOFU, ['init', '-input=false', '-upgrade'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('\x1b['); // the real tools colour output even into a pipe
+    const text = strip(r.stdout);
+    expect(text).toContain('Initializing the backend...');
+    expect(text).toContain('- Installed hashicorp/null v3.2.3');
+    expect(text).toContain('OpenTofu has been successfully initialized!');
+    expect(text).toContain('You may now begin working with OpenTofu.');
+    expect(existsSync(join(dir, '.terraform'))).toBe(true);
+    expect(readFileSync(join(dir, '.terraform.lock.hcl'), 'utf8')).toContain(
+      'provider "registry.opentofu.org/hashicorp/null"',
+    );
+
+    const again = run(TOFU, ['init', '-input=false', '-no-color'], dir, { TF_IN_AUTOMATION: '1' });
+    expect(again.stdout).not.toContain('\x1b[');
+    expect(again.stdout).toContain('- Reusing previous version of hashicorp/null from the dependency lock file');
+    expect(again.stdout).toContain('OpenTofu has been successfully initialized!');
+    expect(again.stdout).not.toContain('You may now begin working');
+
+    const tf = run(TERRAFORM, ['init', '-input=false', '-no-color'], moduleDir(MODULE));
+    expect(tf.code).toBe(0);
+    expect(tf.stdout).toContain('Terraform has been successfully initialized!');
+    expect(tf.stdout).toContain('(signed by HashiCorp)');
+  });
+
+  it('rejects unknown flags like the tools', () => {
+    const dir = initialized();
+    const r = run(TOFU, ['apply', '-bogus', '-no-color'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      '\nError: Failed to parse command-line flags\n\nflag provided but not defined: -bogus\n',
+    );
+  });
+});
+
+describe('fake tofu/terraform: apply, outputs, plan', () => {
+  it('apply takes variables from var files and TF_VAR_, and counts added/changed', () => {
+    const dir = initialized();
+    writeFileSync(join(dir, 'region.tfvars.json'), JSON.stringify({ region: 'us' }));
+    const first = run(TOFU, [...APPLY, '-var-file=region.tfvars.json', '-no-color'], dir, TOKEN);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('  # null_resource.main will be created\n');
+    expect(first.stdout).toContain('          + "token"  = (sensitive value)\n');
+    expect(first.stdout).toContain('null_resource.main: Creating...\n');
+    expect(first.stdout).toMatch(/null_resource\.main: Creation complete after 0s \[id=\d+\]\n/);
+    expect(first.stdout).toContain('\nApply complete! Resources: 1 added, 0 changed, 0 destroyed.\n');
+    expect(first.stdout).toContain('\nOutputs:\n\ntoken = <sensitive>\nurl = "https://app.us.example"\n');
+    expect(first.stdout).not.toContain('t0ken');
+
+    const state = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8'));
+    expect(state).toMatchObject({
+      version: 4,
+      serial: 1,
+      outputs: {
+        url: { value: 'https://app.us.example', type: 'string' },
+        token: { value: 't0ken', type: 'string', sensitive: true },
+      },
+    });
+    expect(state.resources[0].instances[0].attributes.triggers).toEqual({ name: 'app', region: 'us', token: 't0ken' });
+    expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+
+    const same = run(TOFU, [...APPLY, '-var-file=region.tfvars.json', '-no-color'], dir, TOKEN);
+    expect(same.stdout).toContain('No changes. Your infrastructure matches the configuration.');
+    expect(same.stdout).toContain('Apply complete! Resources: 0 added, 0 changed, 0 destroyed.');
+    expect(JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')).serial).toBe(1);
+
+    // TF_VAR_ beats a default, a var file beats TF_VAR_ (name stays "app").
+    const changed = run(TOFU, [...APPLY, '-no-color'], dir, { ...TOKEN, TF_VAR_region: 'ap', TF_VAR_name: 'env' });
+    expect(changed.stdout).toContain(
+      '          ~ "region" = "us" -> "ap"\n            # (2 unchanged elements hidden)\n',
+    );
+    expect(changed.stdout).toContain('null_resource.main: Modifying... [id=');
+    expect(changed.stdout).toContain('Apply complete! Resources: 0 added, 1 changed, 0 destroyed.');
+    expect(changed.stdout).toContain('url = "https://app.ap.example"');
+    expect(existsSync(join(dir, 'terraform.tfstate.backup'))).toBe(true);
+  });
+
+  it('a missing required variable fails without prompting under -input=false', () => {
+    const dir = initialized();
+    const r = run(TOFU, ['apply', '-auto-approve', '-input=false', '-no-color'], dir, TOKEN);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      '\nError: No value for required variable\n\nThe root module input variable "name" is not set',
+    );
+    expect(existsSync(join(dir, 'terraform.tfstate'))).toBe(false);
+  });
+
+  it('output -json includes sensitive values with their flag', () => {
+    const dir = initialized();
+    expect(run(TOFU, ['output', '-json'], dir).stdout).toBe('{}\n');
+    run(TOFU, APPLY, dir, TOKEN);
+    const r = run(TOFU, ['output', '-json'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      token: { sensitive: true, type: 'string', value: 't0ken' },
+      url: { sensitive: false, type: 'string', value: 'https://app.eu.example' },
+    });
+    expect(r.stdout).toBe(
+      '{\n  "token": {\n    "sensitive": true,\n    "type": "string",\n    "value": "t0ken"\n  },\n  "url": {\n    "sensitive": false,\n    "type": "string",\n    "value": "https://app.eu.example"\n  }\n}\n',
+    );
+    expect(run(TOFU, ['output'], dir).stdout).toBe('token = <sensitive>\nurl = "https://app.eu.example"\n');
+    expect(run(TOFU, ['output', '-raw', 'url'], dir).stdout).toBe('https://app.eu.example');
+  });
+
+  it('plan -detailed-exitcode: 0 in sync, 2 on changed variables or drift.json', () => {
+    const dir = initialized();
+    const fresh = run(TOFU, [...PLAN, '-no-color'], dir, TOKEN);
+    expect(fresh.code).toBe(2);
+    expect(fresh.stdout).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
+    run(TOFU, APPLY, dir, TOKEN);
+
+    const inSync = run(TOFU, [...PLAN, '-no-color'], dir, TOKEN);
+    expect(inSync.code).toBe(0);
+    expect(inSync.stdout).toMatch(/^null_resource\.main: Refreshing state\.\.\. \[id=\d+\]\n/);
+    expect(inSync.stdout).toContain('\nNo changes. Your infrastructure matches the configuration.\n');
+
+    const vars = run(TOFU, [...PLAN, '-no-color'], dir, { ...TOKEN, TF_VAR_region: 'us' });
+    expect(vars.code).toBe(2);
+    expect(vars.stdout).toContain('  # null_resource.main will be updated in-place\n');
+    expect(vars.stdout).toContain('\nPlan: 0 to add, 1 to change, 0 to destroy.\n');
+    expect(vars.stdout).toContain('  ~ url   = "https://app.eu.example" -> "https://app.us.example"\n');
+
+    writeFileSync(join(dir, 'drift.json'), JSON.stringify({ resource: 'null_resource.main', change: 'update' }));
+    const drift = run(TOFU, [...PLAN, '-no-color'], dir, TOKEN);
+    expect(drift.code).toBe(2);
+    expect(drift.stdout).toContain('Note: Objects have changed outside of OpenTofu');
+    expect(drift.stdout).toContain('  # null_resource.main has been changed\n');
+    expect(drift.stdout).toContain('          ~ "name"   = "app-drifted" -> "app"\n');
+    expect(drift.stdout).toContain('\nPlan: 0 to add, 1 to change, 0 to destroy.\n');
+    // Coloured output: lines start with escapes, as the real tools print them.
+    expect(run(TOFU, PLAN, dir, TOKEN).stdout).toContain('\x1b[1mPlan:\x1b[0m');
+    expect(run(TOFU, [...PLAN, '-refresh=false'], dir, TOKEN).code).toBe(0);
+
+    const fix = run(TOFU, [...APPLY, '-no-color'], dir, TOKEN);
+    expect(fix.stdout).toContain('Apply complete! Resources: 0 added, 1 changed, 0 destroyed.');
+    expect(existsSync(join(dir, 'drift.json'))).toBe(false);
+    expect(run(TOFU, PLAN, dir, TOKEN).code).toBe(0);
+
+    writeFileSync(join(dir, 'drift.json'), JSON.stringify([{ resource: 'null_resource.main', change: 'delete' }]));
+    const gone = run(TOFU, [...PLAN, '-no-color'], dir, TOKEN);
+    expect(gone.code).toBe(2);
+    expect(gone.stdout).toContain('  # null_resource.main has been deleted\n');
+    expect(gone.stdout).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
+  });
+
+  it('a failing apply exits 1, keeps the old outputs and releases the lock', () => {
+    const dir = initialized({ ...MODULE, fail: 'creating the thing: quota exceeded' });
+    const r = run(TOFU, [...APPLY, '-no-color'], dir, TOKEN);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('\nError: creating the thing: quota exceeded\n');
+    expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+    expect(run(TOFU, ['output', '-json'], dir).stdout).toBe('{}\n');
+  });
+
+  it('destroy empties the state', () => {
+    const dir = initialized();
+    run(TOFU, APPLY, dir, TOKEN);
+    const r = run(TOFU, ['destroy', '-auto-approve', '-input=false', '-var-file=app.tfvars', '-no-color'], dir, TOKEN);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('  # null_resource.main will be destroyed\n');
+    expect(r.stdout).toContain('null_resource.main: Destruction complete after 0s\n');
+    expect(r.stdout).toContain('\nDestroy complete! Resources: 1 destroyed.\n');
+    expect(run(TOFU, ['output', '-json'], dir).stdout).toBe('{}\n');
+    const again = run(TOFU, ['destroy', '-auto-approve', '-input=false', '-var-file=app.tfvars'], dir, TOKEN);
+    expect(strip(again.stdout)).toContain('No changes. No objects need to be destroyed.');
+    expect(strip(again.stdout)).toContain('Destroy complete! Resources: 0 destroyed.');
+  });
+});
+
+describe('fake tofu/terraform: variables never as arguments', () => {
+  it('refuses -var in every spelling, also through TF_CLI_ARGS', () => {
+    const dir = initialized();
+    for (const [args, env] of [
+      [['apply', '-auto-approve', '-input=false', '-var', 'name=x'], {}],
+      [['apply', '-auto-approve', '-input=false', '-var=name=x'], {}],
+      [['plan', '--var', 'name=x'], {}],
+      [['apply', '-auto-approve'], { TF_CLI_ARGS_apply: '-var name=x' }],
+      [['destroy', '-auto-approve'], { TF_CLI_ARGS: '-var=name=x' }],
+    ] as const) {
+      const r = run(TOFU, [...args], dir, { ...TOKEN, ...env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe('fake: -var is not used by nyl\n');
+      expect(r.stdout).toBe('');
+    }
+    expect(existsSync(join(dir, 'terraform.tfstate'))).toBe(false);
+  });
+
+  it('logs every invocation with argv and the names (only) of TF_VAR_ variables', () => {
+    const dir = initialized();
+    const log = join(dir, 'calls.jsonl');
+    run(TOFU, APPLY, dir, { ...TOKEN, FAKE_TOFU_LOG: log });
+    run(TOFU, ['output', '-json'], dir, { FAKE_TOFU_LOG: log });
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.event, l.argv?.[0] ?? l.code])).toEqual([
+      ['start', 'apply'],
+      ['exit', 0],
+      ['start', 'output'],
+      ['exit', 0],
+    ]);
+    expect(lines[0]).toMatchObject({ tool: 'tofu', argv: APPLY, tfVars: ['TF_VAR_token'], workspace: 'default' });
+    expect(readFileSync(log, 'utf8')).not.toContain('t0ken');
+  });
+});
+
+describe('fake tofu/terraform: workspaces', () => {
+  it('keeps one state per workspace', () => {
+    const dir = initialized();
+    run(TOFU, APPLY, dir, TOKEN);
+
+    const created = run(TOFU, ['workspace', 'select', '-or-create', 'staging'], dir);
+    expect(created.code).toBe(0);
+    expect(strip(created.stdout)).toContain('Created and switched to workspace "staging"!');
+    expect(run(TOFU, ['workspace', 'show'], dir).stdout).toBe('staging\n');
+    expect(run(TOFU, ['output', '-json'], dir).stdout).toBe('{}\n');
+    const r = run(TOFU, [...APPLY, '-no-color'], dir, { ...TOKEN, TF_VAR_region: 'stg' });
+    expect(r.stdout).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
+    expect(
+      JSON.parse(readFileSync(join(dir, 'terraform.tfstate.d/staging/terraform.tfstate'), 'utf8')).outputs.url.value,
+    ).toBe('https://app.stg.example');
+    expect(run(TOFU, ['workspace', 'list'], dir).stdout).toBe('  default\n* staging\n\n');
+
+    expect(run(TOFU, ['workspace', 'select', '-or-create', 'staging'], dir)).toMatchObject({ code: 0, stdout: '' });
+    const switched = run(TOFU, ['workspace', 'select', 'default', '-no-color'], dir);
+    expect(switched.stdout).toBe('Switched to workspace "default".\n');
+    expect(JSON.parse(run(TOFU, ['output', '-json'], dir).stdout).url.value).toBe('https://app.eu.example');
+    expect(run(TOFU, [...PLAN], dir, TOKEN).code).toBe(0);
+
+    const missing = run(TOFU, ['workspace', 'select', '-no-color', 'prod'], dir);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('Workspace "prod" doesn\'t exist.');
+    const exists = run(TOFU, ['workspace', 'new', '-no-color', 'staging'], dir);
+    expect(exists).toMatchObject({ code: 1, stderr: 'Workspace "staging" already exists\n' });
+    const made = run(TOFU, ['workspace', 'new', '-no-color', 'prod'], dir);
+    expect(made.stdout).toContain('Created and switched to workspace "prod"!');
+    expect(existsSync(join(dir, 'terraform.tfstate.d/prod'))).toBe(true);
+  });
+
+  it('-or-create needs terraform >= 1.4', () => {
+    const dir = initialized(MODULE, TERRAFORM);
+    const old = run(TERRAFORM, ['workspace', 'select', '-or-create', 'qa'], dir, { FAKE_TOFU_VERSION: '1.3.9' });
+    expect(old.code).toBe(1);
+    expect(strip(old.stderr)).toContain('flag provided but not defined: -or-create');
+    expect(run(TERRAFORM, ['workspace', 'select', '-or-create', 'qa'], dir).code).toBe(0);
+  });
+});
+
+describe('fake tofu/terraform: state locks and interrupts', () => {
+  for (const [bin, product] of [
+    [TOFU, 'OpenTofu'],
+    [TERRAFORM, 'Terraform'],
+  ] as const) {
+    it(`${product}: a lock left by SIGKILL blocks the next apply until force-unlock`, async () => {
+      const dir = initialized({ ...MODULE, sleep: 30 }, bin);
+      const slow = start(bin, APPLY, dir, TOKEN);
+      await waitFor('the apply to create', () => strip(slow.out()).includes('null_resource.main: Creating...'));
+      const info = lockInfo(dir);
+      expect(info).toMatchObject({ Operation: 'OperationTypeApply', Info: '', Path: 'terraform.tfstate' });
+      expect(info.ID).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(info.Who).toMatch(/^.+@.+$/);
+      slow.child.kill('SIGKILL');
+      expect(await slow.exit).toMatchObject({ signal: 'SIGKILL' });
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(true);
+
+      const blocked = run(bin, APPLY, dir, TOKEN);
+      expect(blocked.code).toBe(1);
+      expect(strip(blocked.stderr)).toBe(lockBlock(info, product));
+      expect(blocked.stdout).toBe('');
+      const plain = run(bin, [...PLAN, '-no-color'], dir, TOKEN);
+      expect(plain.code).toBe(1);
+      expect(plain.stderr).toContain(
+        `\nError: Error acquiring the state lock\n\nError message: resource temporarily unavailable\nLock Info:\n  ID:        ${info.ID}\n`,
+      );
+      expect(run(bin, ['output', '-json'], dir).code).toBe(0); // output takes no lock
+
+      const wrong = run(bin, ['force-unlock', '-force', 'not-the-id', '-no-color'], dir);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain(`Failed to unlock state: invalid lock id: "not-the-id". current id: "${info.ID}"`);
+      const unlocked = run(bin, ['force-unlock', '-force', info.ID as string], dir);
+      expect(unlocked.code).toBe(0);
+      expect(strip(unlocked.stdout)).toContain(`${product} state has been successfully unlocked!`);
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+      expect(run(bin, ['force-unlock', '-force', info.ID as string, '-no-color'], dir)).toMatchObject({
+        code: 1,
+        stderr: 'Failed to unlock state: LocalState not locked\n',
+      });
+
+      writeFileSync(join(dir, 'fake.json'), JSON.stringify(MODULE));
+      const after = run(bin, [...APPLY, '-no-color'], dir, TOKEN);
+      expect(after.code).toBe(0);
+      expect(after.stdout).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
+    });
+  }
+
+  it('-lock-timeout waits for the lock', async () => {
+    const dir = initialized();
+    const info = { ID: 'held', Operation: 'OperationTypeApply', Info: '', Who: 'x@y', Version: '1.8.0' };
+    writeFileSync(join(dir, '.terraform.tfstate.lock.info'), JSON.stringify(info));
+    setTimeout(() => rmSync(join(dir, '.terraform.tfstate.lock.info')), 700);
+    const r = start(TOFU, [...PLAN, '-lock-timeout=10s', '-no-color'], dir, TOKEN);
+    expect((await r.exit).code).toBe(2);
+    expect(r.out()).toContain('Acquiring state lock. This may take a few moments...\n');
+  });
+
+  it('SIGINT stops gracefully: partial state, lock released, "execution halted"', async () => {
+    const dir = initialized({ ...MODULE, sleep: 30 });
+    const slow = start(TOFU, [...APPLY, '-no-color'], dir, TOKEN);
+    await waitFor('the apply to create', () => slow.out().includes('null_resource.main: Creating...'));
+    const signalled = Date.now();
+    slow.child.kill('SIGINT');
+    expect(await slow.exit).toEqual({ code: 1, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(3000);
+    expect(slow.out()).toContain(
+      '\nInterrupt received.\nPlease wait for OpenTofu to exit or data loss may occur.\nGracefully shutting down...\n\nStopping operation...\n',
+    );
+    expect(slow.out()).not.toContain('Apply complete!');
+    expect(slow.err()).toBe('\nError: execution halted\n\n');
+    expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+    const state = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8'));
+    expect(state.resources[0].instances[0].status).toBe('tainted');
+    expect(state.outputs).toEqual({});
+
+    writeFileSync(join(dir, 'fake.json'), JSON.stringify(MODULE));
+    const plan = run(TOFU, [...PLAN, '-no-color'], dir, TOKEN);
+    expect(plan.code).toBe(2);
+    expect(plan.stdout).toContain('  # null_resource.main is tainted, so must be replaced\n');
+    expect(plan.stdout).toContain('Plan: 1 to add, 0 to change, 1 to destroy.');
+  });
+
+  it('a second SIGINT exits at once and leaves the lock behind', async () => {
+    const dir = initialized({ ...MODULE, sleep: 30 });
+    const slow = start(TOFU, APPLY, dir, TOKEN);
+    await waitFor('the apply to create', () => strip(slow.out()).includes('Creating...'));
+    slow.child.kill('SIGINT');
+    await waitFor('the interrupt notice', () => slow.out().includes('Gracefully shutting down...'));
+    slow.child.kill('SIGINT');
+    expect((await slow.exit).code).toBe(1);
+    expect(slow.err()).toContain(
+      'Two interrupts received. Exiting immediately. Note that data loss may have occurred.',
+    );
+    expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(true);
+  });
+});

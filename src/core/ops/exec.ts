@@ -1,13 +1,12 @@
 import { referenceVariable } from '../config/references.js';
 import { runProcess } from '../drivers/process.js';
-import type { ObservedUnit, RunRecord } from '../state/documents.js';
-import { currentHolder, GRACE_MS } from '../state/lease.js';
-import { RunSession } from '../state/run-session.js';
+import type { ObservedUnit } from '../state/documents.js';
+import { GRACE_MS } from '../state/lease.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
-import { uuid7 } from '../util/uuid7.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
+import { startRun } from './run-start.js';
 import { observedFiles } from './transition.js';
 import type { OpContext } from './workspace.js';
 
@@ -36,28 +35,24 @@ export async function exec(
         fix: `hold it first: \`nyl hold -e ${env} --unit ${opts.unit} --reason <text>\``,
       }),
     );
-  const run = uuid7();
   const sig = await ctx.repo.signature();
   const who = `${sig.name} <${sig.email}>`;
-  const holder = currentHolder();
-  const session = new RunSession(ctx.repo, ctx.backend, state, run, 'exec', holder, sig);
+  const { run, session, record } = await startRun(
+    ctx,
+    state,
+    { kind: 'free' },
+    'exec',
+    {
+      source: '',
+      state: 'executing',
+      phase: 'wave',
+      wave: 0,
+      executing: [opts.unit],
+      exec: { unit: opts.unit, command: opts.command, by: who, reason: opts.reason },
+    },
+    EXEC_DEADLINE_MS,
+  );
   const now = ctx.now();
-  const record: RunRecord = {
-    schema: 'nyl.run/v1',
-    run,
-    environment: env,
-    operation: 'exec',
-    state: 'executing',
-    holder,
-    source: '',
-    startedAt: new Date(now).toISOString(),
-    updatedAt: new Date(now).toISOString(),
-    deadline: new Date(now + EXEC_DEADLINE_MS).toISOString(),
-    phase: 'wave',
-    wave: 0,
-    executing: [opts.unit],
-    exec: { unit: opts.unit, command: opts.command, by: who, reason: opts.reason },
-  };
   if (!(await session.acquire(record, EXEC_DEADLINE_MS, now)))
     throw new NylError(
       problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {

@@ -4,21 +4,21 @@ import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt, RunRecord } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
-import { currentHolder, GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
+import { GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
-import { RunSession } from '../state/run-session.js';
+import type { RunSession } from '../state/run-session.js';
 import { prettyJson } from '../util/canonical.js';
 import { crashPoint } from '../util/crash.js';
 import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
-import { uuid7 } from '../util/uuid7.js';
 import { type DecideOptions, WHY_TEXT } from './decide.js';
 import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.js';
 import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
 import { checkToken, computePlan } from './plan.js';
 import type { RunReport, UnitRow } from './report.js';
+import { startRun } from './run-start.js';
 import { type ImportResult, importRuns, lateCheckpoints } from './takeover.js';
 import {
   consumedRefs,
@@ -145,31 +145,15 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     return report(sel, env, cfg.source, undefined, [...rows, ...removed], undefined, state.tips.observed, problems);
   }
 
-  const run = uuid7();
-  const holder = currentHolder();
-  const session = new RunSession(ctx.repo, ctx.backend, original, run, 'reconcile', holder, await ctx.repo.signature());
-  let takenOver: RunRecord['takenOver'];
-  if (verdict.kind === 'broken' && original.lease?.broken) {
-    session.restoreOnRelease = original.lease;
-    // Should this run die before its import lands, the next importer still records the break.
-    takenOver = { run: original.lease.run, leaseBroken: original.lease.broken };
-  }
-  const startedAt = ctx.now();
-  const record: RunRecord = {
-    schema: 'nyl.run/v1',
-    run,
-    environment: env,
-    operation: 'reconcile',
-    state: 'claimed',
-    holder,
-    source: cfg.source,
-    startedAt: new Date(startedAt).toISOString(),
-    updatedAt: new Date(startedAt).toISOString(),
-    deadline: new Date(startedAt + RESOLUTION_TIMEOUT_MS + GRACE_MS).toISOString(),
-    phase: 'resolution',
-    executing: [],
-    ...(takenOver ? { takenOver } : {}),
-  };
+  const { run, session, record } = await startRun(
+    ctx,
+    original,
+    verdict,
+    'reconcile',
+    { source: cfg.source, state: 'claimed', phase: 'resolution', executing: [] },
+    RESOLUTION_TIMEOUT_MS + GRACE_MS,
+  );
+
   const mask = secretMasker();
   const outcomes = new Map<string, Outcome>();
   const whyOf = new Map<string, Extract<Evaluation, { action: 'execute' }>>();

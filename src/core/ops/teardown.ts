@@ -2,20 +2,19 @@ import type { ExecuteResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
 import type { TreeFiles } from '../git/repo.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
-import type { Checkpoint, ObservedUnit, RunRecord } from '../state/documents.js';
+import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
-import { currentHolder, GRACE_MS, leaseVerdict } from '../state/lease.js';
+import { GRACE_MS, leaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
-import { RunSession } from '../state/run-session.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
-import { uuid7 } from '../util/uuid7.js';
 import { evaluateAll } from './evaluate.js';
 import { transitionMessage } from './message.js';
 import { DEFAULT_PARALLELISM } from './reconcile.js';
 import type { RunReport, UnitRow } from './report.js';
+import { startRun } from './run-start.js';
 import { importRuns, lateCheckpoints } from './takeover.js';
 import { consumedRefs, importLists, keyResolver, messageUnits } from './transition.js';
 import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
@@ -88,28 +87,15 @@ export async function teardown(
       extra: [['teardown', 'nothing recorded']],
     };
 
-  const run = uuid7();
-  const holder = currentHolder();
-  const session = new RunSession(ctx.repo, ctx.backend, original, run, 'teardown', holder, await ctx.repo.signature());
-  if (verdict.kind === 'broken') session.restoreOnRelease = original.lease;
-  const now = ctx.now();
-  const record: RunRecord = {
-    schema: 'nyl.run/v1',
-    run,
-    environment: env,
-    operation: 'teardown',
-    state: 'executing',
-    holder,
-    source: cfg.source,
-    startedAt: new Date(now).toISOString(),
-    updatedAt: new Date(now).toISOString(),
-    deadline: new Date(now + GRACE_MS).toISOString(),
-    phase: 'resolution',
-    executing: [],
-    ...(verdict.kind === 'broken' && original.lease?.broken
-      ? { takenOver: { run: original.lease.run, leaseBroken: original.lease.broken } }
-      : {}),
-  };
+  const { run, session, record } = await startRun(
+    ctx,
+    original,
+    verdict,
+    'teardown',
+    { source: cfg.source, state: 'executing', phase: 'resolution', executing: [] },
+    GRACE_MS,
+  );
+
   let acquired = false;
   const write = async (deadlineMs: number) => {
     const t = ctx.now();

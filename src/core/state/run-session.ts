@@ -125,13 +125,24 @@ export class RunSession {
 
   /** Checkpoints on the run ref with a lease renewal. */
   async checkpoint(record: RunRecord, deadlineMs: number, now: number): Promise<void> {
-    const batch = this.repo.batch();
-    const lease = this.leaseCommit(
-      batch,
+    await this.writeLeaseAndRun(
       this.renewed(now, deadlineMs),
       `nyl: renew lease ${this.state.environment} for ${this.run}`,
+      record,
+      runSubject(this.run, record),
     );
-    const run = this.runCommit(batch, record, runSubject(this.run, record));
+  }
+
+  /** One write of a new lease commit and a new run ref commit, both checked. */
+  private async writeLeaseAndRun(
+    doc: LeaseDoc,
+    leaseMessage: string,
+    record: RunRecord,
+    runMessage: string,
+  ): Promise<void> {
+    const batch = this.repo.batch();
+    const lease = this.leaseCommit(batch, doc, leaseMessage);
+    const run = this.runCommit(batch, record, runMessage);
     await batch.flush();
     const ok = await this.backend.update([
       { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
@@ -233,19 +244,12 @@ export class RunSession {
 
   /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
   async finish(record: RunRecord, now: number): Promise<void> {
-    const batch = this.repo.batch();
-    const doc = this.restoreOnRelease ?? this.releasedLease(now);
-    const lease = this.leaseCommit(batch, doc, `nyl: release lease ${this.state.environment} from ${this.run}`);
-    const run = this.runCommit(batch, record, `nyl: run ${this.run} ${record.state}`);
-    await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      { ref: this.runRef, old: this.runTip, new: run },
-    ]);
-    this.writes++;
-    if (!ok) this.lost();
-    this.leaseTip = lease;
-    this.runTip = run;
+    await this.writeLeaseAndRun(
+      this.restoreOnRelease ?? this.releasedLease(now),
+      `nyl: release lease ${this.state.environment} from ${this.run}`,
+      record,
+      `nyl: run ${this.run} ${record.state}`,
+    );
   }
 
   /** True once this session has taken the lease. */

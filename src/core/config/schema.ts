@@ -126,29 +126,38 @@ export const OciImageSchema = z
   .strictObject({
     kind: z.literal('OciImage'),
     ...unitBase,
-    spec: z.strictObject({
-      image: z
-        .string()
-        .regex(/^[^\s@]+:[^\s@/:]+$/, { message: 'must be a target registry/repository:tag' })
-        .describe('Target, registry/repository:tag'),
-      source: z
-        .string()
-        .min(1)
-        .describe(
-          'Image to copy: registry/repository@sha256:… (by digest, best), …:tag, or a transport such as oci:DIR:TAG',
-        ),
-      platforms: z
-        .array(z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(\/[a-z0-9]+)?$/, { message: 'must be os/arch[/variant]' }))
-        .optional()
-        .describe('Platforms to copy from a multi-platform source (default: all)'),
-      tool: z.enum(['skopeo', 'docker-buildx']).optional().describe('Copy tool (default: skopeo)'),
-      tls: z
-        .strictObject({
-          verify: z.boolean().optional().describe('Verify TLS certificates (default true; false for a local registry)'),
-          certDir: relPath.optional().describe('Directory with CA certificates (skopeo --*-cert-dir)'),
-        })
-        .optional(),
-    }),
+    spec: z
+      .strictObject({
+        image: z
+          .string()
+          .regex(/^[^\s@]+:[^\s@/:]+$/, { message: 'must be a target registry/repository:tag' })
+          .describe('Target, registry/repository:tag'),
+        source: z
+          .string()
+          .min(1)
+          .describe(
+            'Image to copy: registry/repository@sha256:… (by digest, best), …:tag, or a transport such as oci:DIR:TAG',
+          ),
+        platforms: z
+          .array(z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(\/[a-z0-9]+)?$/, { message: 'must be os/arch[/variant]' }))
+          .optional()
+          .describe('Platforms to copy from a multi-platform source (default: all)'),
+        tool: z.enum(['skopeo', 'docker-buildx']).optional().describe('Copy tool (default: skopeo)'),
+        tls: z
+          .strictObject({
+            verify: z
+              .boolean()
+              .optional()
+              .describe('Verify TLS certificates (default true; false for a local registry)'),
+            certDir: relPath.optional().describe('Directory with CA certificates (skopeo --*-cert-dir)'),
+          })
+          .optional(),
+      })
+      .refine((spec) => spec.tool === 'docker-buildx' || (spec.platforms?.length ?? 0) <= 1, {
+        message:
+          'skopeo copies one platform or all of them: list one platform, leave platforms out for all, or use tool: docker-buildx',
+        path: ['platforms'],
+      }),
   })
   .describe('A unit that copies (promotes) a container image to a tag');
 

@@ -43,7 +43,7 @@ export function ociCommands(spec: OciSpec, root: string): { copy: string[][]; in
           ...platforms,
           '--tag',
           spec.image,
-          spec.source.replace(TRANSPORT, ''),
+          spec.source.replace(/^docker:\/\//, ''),
         ],
       ],
       inspect: ['docker', 'buildx', 'imagetools', 'inspect', spec.image, '--format', '{{json .Manifest.Digest}}'],
@@ -53,37 +53,30 @@ export function ociCommands(spec: OciSpec, root: string): { copy: string[][]; in
     `--${side}-tls-verify=${verify}`,
     ...(certDir ? [`--${side}-cert-dir=${certDir}`] : []),
   ];
-  const copies =
-    spec.platforms && spec.platforms.length === 1
-      ? [
-          [
-            'skopeo',
-            'copy',
-            '--preserve-digests',
-            `--override-os=${spec.platforms[0]?.split('/')[0]}`,
-            `--override-arch=${spec.platforms[0]?.split('/')[1]}`,
-            ...tls('src'),
-            ...tls('dest'),
-            skopeoRef(spec.source),
-            skopeoRef(spec.image),
-          ],
-        ]
-      : [
-          [
-            'skopeo',
-            'copy',
-            '--preserve-digests',
-            '--multi-arch=all',
-            ...tls('src'),
-            ...tls('dest'),
-            skopeoRef(spec.source),
-            skopeoRef(spec.image),
-          ],
-        ];
+  // skopeo copies one platform (--override-*) or all of them (--multi-arch=all).
+  const select = spec.platforms?.length === 1 ? platformOverrides(spec.platforms[0] as string) : ['--multi-arch=all'];
+  const copies = [
+    [
+      'skopeo',
+      'copy',
+      '--preserve-digests',
+      ...select,
+      ...tls('src'),
+      ...tls('dest'),
+      skopeoRef(spec.source),
+      skopeoRef(spec.image),
+    ],
+  ];
   return {
     copy: copies,
     inspect: ['skopeo', 'inspect', '--raw', ...tls('src').map((a) => a.replace('--src-', '--')), skopeoRef(spec.image)],
   };
+}
+
+/** skopeo's --override-* flags for one `os/arch[/variant]`. */
+function platformOverrides(platform: string): string[] {
+  const [os, arch, variant] = platform.split('/');
+  return [`--override-os=${os}`, `--override-arch=${arch}`, ...(variant ? [`--override-variant=${variant}`] : [])];
 }
 
 const lastLines = (t: string, n: number) => t.replace(/\s+$/, '').split('\n').slice(-n).join('\n');

@@ -32,7 +32,9 @@ export function tfCommands(
   // -no-color: the tools colour their output even into a pipe, and logs and parsing want plain text.
   return {
     init: [binary, 'init', '-input=false', '-no-color', ...(spec.initArgs ?? [])],
-    workspace: spec.workspace ? [binary, 'workspace', 'select', '-or-create', spec.workspace] : undefined,
+    // Created if missing; selected per process with TF_WORKSPACE (see tfEnv), never by `workspace
+    // select`, whose choice is a file in the module folder that units sharing it would fight over.
+    workspace: spec.workspace ? [binary, 'workspace', 'new', spec.workspace] : undefined,
     apply: [binary, 'apply', '-auto-approve', '-input=false', '-no-color', ...varFiles, ...(spec.applyArgs ?? [])],
     output: [binary, 'output', '-json', '-no-color'],
     plan: [binary, 'plan', '-detailed-exitcode', '-input=false', '-no-color', ...varFiles],
@@ -109,10 +111,11 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
       const done: Step[] = [];
       for (const argv of [cmds.init, cmds.workspace, ...steps(cmds)]) {
         if (!argv) continue;
+        const isSetup = argv === cmds.init || argv === cmds.workspace;
         const result = await runProcess({
           argv,
           cwd: join(ctx.cwd, spec.module),
-          env,
+          env: isSetup ? env : { ...env, TF_WORKSPACE: spec.workspace ?? 'default' },
           timeoutMs: Math.max(1, deadline - Date.now()),
           cancellation: ctx.cancellation,
           stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
@@ -120,8 +123,12 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
         // `output -json` prints sensitive values: never logged.
         if (argv[1] !== 'output') log += `$ ${argv.join(' ')}\n${ctx.mask(stripAnsi(result.tail))}`;
         const step = { argv, result };
-        // plan -detailed-exitcode exits 2 for "changes": a finding, not a failure.
-        if (failedStep(step) && !(argv[1] === 'plan' && result.exitCode === 2)) return { log, done, failed: step };
+        // plan -detailed-exitcode exits 2 for "changes": a finding, not a failure; an existing
+        // workspace is what `workspace new` finds from the second run on.
+        const fine =
+          (argv[1] === 'plan' && result.exitCode === 2) ||
+          (argv === cmds.workspace && result.exitCode === 1 && /already exists/.test(stripAnsi(result.tail)));
+        if (failedStep(step) && !fine) return { log, done, failed: step };
         done.push(step);
       }
       return { log, done };
@@ -144,9 +151,10 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
     const lock = stateLock(r.tail);
     if (lock) {
       const bin = spec.binary ?? defaultBinary;
+      const [e, u] = [ctx.environment, ctx.unit.name];
       return {
         status: 'failed',
-        reason: `the state is locked (lock ID ${lock}), e.g. by an apply that was killed; once no apply runs: \`nyl hold -e ${ctx.environment} --unit ${ctx.unit.name} --reason <text>\`, \`nyl exec -e ${ctx.environment} --unit ${ctx.unit.name} -- ${bin} -chdir=${spec.module} force-unlock -force ${lock}\`, then \`nyl resume\``,
+        reason: `the state is locked (lock ID ${lock}), e.g. by an apply that was killed; once no apply runs: \`nyl hold -e ${e} --unit ${u} --reason <text>\`, \`nyl exec -e ${e} --unit ${u} -- ${spec.workspace ? `env TF_WORKSPACE=${spec.workspace} ` : ''}${bin} -chdir=${spec.module} force-unlock -force ${lock}\`, \`nyl recover -e ${e} --unit ${u} --retry --reason <text>\`, \`nyl resume -e ${e} --unit ${u} --reason <text>\`, then approve the plan: \`nyl plan -e ${e}\` and \`nyl reconcile -e ${e} --plan <token>\``,
         exitCode: r.exitCode,
         retryable: false,
         log,

@@ -1,4 +1,5 @@
 import type { UnitConfig } from '../config/load.js';
+import { type Reference, substitute } from '../config/references.js';
 import { sha256Key } from '../util/canonical.js';
 import { parseDuration } from '../util/duration.js';
 
@@ -42,7 +43,13 @@ export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string
     if (v === undefined) throw new MissingOutputError(u.doc.name, r.unit, r.key);
     inputs[`units.${r.unit}.outputs.${r.key}`] = v;
   }
-  const spec = u.doc.spec as Record<string, unknown>;
+  // Command scripts keep their references (they reach bash as variables, never as code); every
+  // other kind's spec is data, so references there are replaced by their values.
+  const raw = u.doc.spec as Record<string, unknown>;
+  const spec =
+    u.doc.kind === 'Command'
+      ? raw
+      : (substituteDeep(raw, (r) => inputs[`units.${r.unit}.outputs.${r.key}`] ?? r.text) as Record<string, unknown>);
   const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
   return {
     schema: 'nyl.desired-unit/v1',
@@ -55,6 +62,14 @@ export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string
     needs: u.deps,
     timeout: u.doc.timeout ?? '30m',
   };
+}
+
+function substituteDeep(v: unknown, value: (r: Reference) => string): unknown {
+  if (typeof v === 'string') return substitute(v, value);
+  if (Array.isArray(v)) return v.map((x) => substituteDeep(x, value));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteDeep(x, value)]));
+  return v;
 }
 
 export function timeoutMs(d: DesiredUnit): number {

@@ -261,9 +261,9 @@ describe('nyl verify', () => {
     expect(results(first.stdout)).toEqual({ a: 'executed', b: 'executed', c: 'executed', d: 'executed' });
 
     // d fails its next execution: it keeps its receipt and gets a failed condition.
+    // (reapplied, so its receipt stays the one of the current configuration, which verify checks)
     writeFileSync(join(ctl, 'd.fail'), '');
-    commitConfig(dir, config('v2'));
-    const failed = await nyl(dir, ['reconcile', ...ENV]);
+    const failed = await nyl(dir, ['reconcile', ...ENV, '--unit', 'd', '--reapply', '--reason', 'test a failure']);
     expect(failed.code).toBe(1);
     expect(results(failed.stdout)).toMatchObject({ d: 'failed' });
     expect(observedUnit(bare, 'd').condition).toMatchObject({ state: 'failed' });

@@ -934,6 +934,7 @@ describe('command construction', () => {
           'buildx',
           'imagetools',
           'create',
+          '--prefer-index=false',
           '--platform',
           'linux/amd64',
           '--platform',
@@ -954,7 +955,9 @@ describe('command construction', () => {
       ],
     });
     const plain = ociCommands({ image: 'r/app:prod', source: 'r/app:v1', tool: 'docker-buildx' }, ROOT);
-    expect(plain.copy).toEqual([['docker', 'buildx', 'imagetools', 'create', '--tag', 'r/app:prod', 'r/app:v1']]);
+    expect(plain.copy).toEqual([
+      ['docker', 'buildx', 'imagetools', 'create', '--prefer-index=false', '--tag', 'r/app:prod', 'r/app:v1'],
+    ]);
   });
 
   it('ociCommands: docker-buildx takes a docker:// source as a plain reference', () => {

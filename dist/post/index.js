@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runPost}from"../chunks/chunk-J3X3QCUT.js";import"../chunks/chunk-WBVKBD64.js";await runPost();
+import{runPost}from"../chunks/chunk-PFTI552A.js";import"../chunks/chunk-IEEUC5CP.js";await runPost();

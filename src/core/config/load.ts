@@ -47,6 +47,8 @@ export interface Config {
   environments: Map<string, { doc: EnvironmentDoc; at: Location; lineAt: (path: (string | number)[]) => number }>;
   groups: Map<string, { doc: EnvironmentGroupDoc; at: Location }>;
   units: Map<string, UnitConfig>;
+  /** Names of unit documents that failed validation (not "undefined" for reference checks). */
+  invalid: Set<string>;
 }
 
 const DEFAULT_FILES = ['nyl.yaml', 'nyl.yml'];
@@ -73,11 +75,13 @@ export async function loadConfig(
     environments: new Map(),
     groups: new Map(),
     units: new Map(),
+    invalid: new Set(),
   };
   files.forEach((file, i) => {
     parseFile(file, texts[i]?.body.toString('utf8') ?? '', cfg, problems);
   });
-  if (!problems.length) checkReferences(cfg, problems);
+  // Every problem in one pass; a cycle is only looked for once the edges are all known.
+  checkReferences(cfg, problems);
   if (!problems.length) checkCycles(cfg, problems);
   if (problems.length) throw new NylError(problems);
   return cfg;
@@ -201,6 +205,7 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
         if (!seen.has(key)) problems.push(p);
         seen.add(key);
       }
+      if (docName) cfg.invalid.add(docName);
       continue;
     }
     const at = { file, line: docLine };
@@ -354,7 +359,7 @@ function issueProblem(
 function checkReferences(cfg: Config, problems: Problem[]): void {
   for (const [name, u] of cfg.units) {
     for (const dep of u.deps) {
-      if (cfg.units.has(dep)) continue;
+      if (cfg.units.has(dep) || cfg.invalid.has(dep)) continue;
       const viaRef = u.refs.find((r) => r.unit === dep);
       problems.push(
         problem(

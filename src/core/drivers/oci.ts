@@ -40,6 +40,8 @@ export function ociCommands(spec: OciSpec, root: string): { copy: string[][]; in
           'buildx',
           'imagetools',
           'create',
+          // Keep a single-manifest source as it is (no new index): the tag gets the source's digest.
+          '--prefer-index=false',
           ...platforms,
           '--tag',
           spec.image,

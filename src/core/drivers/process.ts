@@ -16,6 +16,8 @@ export interface ProcessOptions {
   stopSignal?: NodeJS.Signals;
   /** Kept output: the last bytes of stdout+stderr. */
   tailBytes?: number;
+  /** Kept stdout, from its start (default 64 KiB; more for tools whose stdout is data). */
+  stdoutBytes?: number;
 }
 
 export interface ProcessResult {
@@ -68,7 +70,7 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
     child.stdout.on('data', (d: string) => {
       if (opts.echo) process.stdout.write(d);
       add(d);
-      if (stdout.length < keep) stdout += d;
+      if (stdout.length < (opts.stdoutBytes ?? keep)) stdout += d;
     });
     child.stderr.on('data', (d: string) => {
       if (opts.echo) process.stderr.write(d);

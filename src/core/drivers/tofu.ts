@@ -1,6 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { DesiredUnit } from '../resolve/desired.js';
 import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy, VerifyResult } from './driver.js';
 import { type ProcessResult, runProcess } from './process.js';
@@ -98,7 +98,12 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
         varFile = join(dir, 'nyl.auto.tfvars.json');
         await writeFile(varFile, JSON.stringify(spec.variables), { mode: 0o600 });
       }
-      const cmds = tfCommands(spec.binary ?? defaultBinary, spec, ctx.cwd, varFile);
+      // A binary given as a path is relative to the repository root, as every path in a spec.
+      const bin =
+        spec.binary?.includes('/') && !isAbsolute(spec.binary)
+          ? join(ctx.cwd, spec.binary)
+          : (spec.binary ?? defaultBinary);
+      const cmds = tfCommands(bin, spec, ctx.cwd, varFile);
       const env = {
         ...process.env,
         TF_IN_AUTOMATION: '1',
@@ -119,6 +124,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
           timeoutMs: Math.max(1, deadline - Date.now()),
           cancellation: ctx.cancellation,
           stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
+          stdoutBytes: argv[1] === 'output' ? 64 * 1024 * 1024 : undefined, // output -json is data
         });
         // `output -json` prints sensitive values: never logged.
         if (argv[1] !== 'output') log += `$ ${argv.join(' ')}\n${ctx.mask(stripAnsi(result.tail))}`;
@@ -181,7 +187,19 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
       const started = Date.now();
       const s = await session(ctx, (c) => [c.apply as string[], c.output as string[]]);
       if (s.failed) return failureResult(ctx, s.failed, s.log);
-      const { outputs, sensitive } = tfOutputs(s.done[s.done.length - 1]?.result.stdout ?? '{}');
+      let parsed: ReturnType<typeof tfOutputs>;
+      try {
+        parsed = tfOutputs(s.done[s.done.length - 1]?.result.stdout ?? '{}');
+      } catch (e) {
+        // Applied, but its outputs cannot be read: not a receipt, and not a clean failure either.
+        return {
+          status: 'uncertain',
+          reason: `apply finished but output -json was not readable: ${(e as Error).message}`,
+          log: s.log,
+          durationMs: Date.now() - started,
+        };
+      }
+      const { outputs, sensitive } = parsed;
       return {
         status: 'succeeded',
         outputs,

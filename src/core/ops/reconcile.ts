@@ -113,10 +113,15 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         }),
       );
   let planApproved = false;
+  /** With --plan: the units the approved plan may execute; nothing else runs. */
+  let planned: Set<string> | undefined;
   if (opts.plan) {
-    const stale = checkToken(env, opts.plan, computePlan(sel, original, cfg.source, ctx.now()));
+    const current = computePlan(sel, original, cfg.source, ctx.now());
+    const stale = checkToken(env, opts.plan, current);
     if (stale) throw new NylError(stale);
     planApproved = true;
+    const may = ['execute', 'maybe', 'inspect', 'awaiting-approval'];
+    planned = new Set(current.rows.filter((r) => may.includes(r.result)).map((r) => r.unit));
   }
   const decideOpts: DecideOptions = {
     driftRepair: sel.driftRepair,
@@ -196,6 +201,15 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       const toInspect: { name: string; desired: DesiredUnit; prior?: ObservedUnit }[] = [];
       for (const name of sel.waves[w] as string[]) {
         const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name), decideOpts);
+        if (ev.evaluation.action === 'execute' && ev.desired && planned && !planned.has(name)) {
+          const reason = `not in the approved plan ${opts.plan}: review it again with \`nyl plan -e ${env}\``;
+          outcomes.set(name, {
+            row: { unit: name, kind: ev.kind, result: 'awaiting-approval', detail: reason },
+            evaluation: { action: 'awaiting-approval', why: ev.evaluation.why, reason },
+            desired: ev.desired,
+          });
+          continue;
+        }
         if (ev.evaluation.action === 'execute' && ev.desired) {
           toRun.push({ name, desired: ev.desired, why: ev.evaluation.why, prior: ev.observed });
           whyOf.set(name, ev.evaluation);

@@ -36,7 +36,8 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
   const targets = [...evaluated.values()];
   const results = await mapPool(targets, opts.parallelism ?? DEFAULT_PARALLELISM, async (e) => {
     const o = e.observed;
-    if (!o?.receipt || !e.desired) return undefined;
+    // Only a receipt of the current configuration is verified: a changed unit is reconcile's work.
+    if (!o?.receipt || !e.desired || e.desired.executionKey !== o.receipt.executionKey) return undefined;
     const driver = driverFor(e.kind);
     if (!driver.verify) return undefined;
     // The receipt is what is verified: its uid and outputs, with the unit's current resolution.
@@ -65,7 +66,11 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
         unit: e.name,
         kind: e.kind,
         result: 'skipped',
-        detail: e.desired ? 'its kind or spec has no check' : 'pending: resolves after its inputs',
+        detail: !e.desired
+          ? 'pending: resolves after its inputs'
+          : e.desired.executionKey !== o.receipt.executionKey
+            ? 'its configuration changed since its receipt: reconcile first'
+            : 'its kind or spec has no check',
       });
       return;
     }

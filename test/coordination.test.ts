@@ -466,3 +466,25 @@ describe('round trips to the remote', () => {
     expect(noop.json.stats.remoteRoundTrips).toBe(1);
   });
 });
+
+describe('lease renewal during a long wave', () => {
+  it('renews the lease (and the run record) while units run past the renewal margin', async () => {
+    const dir = makeRepo({ 'nyl.yaml': `${ENV_DEV}${command('long', 'sleep 2')}` });
+    const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local'], {
+      // Check every 200 ms; a margin longer than the wave's deadline makes every check renew.
+      NYL_TEST_RENEW_CHECK_MS: '200',
+      NYL_TEST_RENEW_MARGIN_MS: String(24 * 3_600_000),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const subjects = git(dir, 'log', '--format=%s', 'refs/nyl/dev/lease').split('\n');
+    // Taken, renewed several times while `sleep 2` ran, released in the transition.
+    const renewals = subjects.filter((s) => s.startsWith('nyl: renew lease dev'));
+    expect(renewals.length).toBeGreaterThanOrEqual(3);
+    expect(subjects[0]).toMatch(/^nyl: release lease dev/);
+    expect(subjects[subjects.length - 1]).toMatch(/^nyl: lease dev for reconcile/);
+    // Without the knobs a two-second wave takes the lease and releases it, nothing in between.
+    const plain = makeRepo({ 'nyl.yaml': `${ENV_DEV}${command('long', 'sleep 2')}` });
+    expect((await nyl(plain, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+    expect(git(plain, 'rev-list', '--count', 'refs/nyl/dev/lease')).toBe('2');
+  });
+});

@@ -76,10 +76,15 @@ export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget =
       .map(([k, v]) => `- **${k}**: \`${v}\``),
     ...(ctx.runUrl ? [`- **workflow run**: ${ctx.runUrl}`] : []),
   ].join('\n');
-  const waiting = report.rows.filter((r) => ['uncertain', 'awaiting-approval', 'failed', 'drifted'].includes(r.result));
+  // Next steps are for people: the first ones, then a count (the table and outputs list them all).
+  const NEXT_MAX = 50;
+  const allWaiting = report.rows.filter((r) =>
+    ['uncertain', 'awaiting-approval', 'failed', 'drifted'].includes(r.result),
+  );
+  const waiting = allWaiting.slice(0, NEXT_MAX);
   const next = [
     ...(waiting.length || report.problems.length ? ['', '### What to do next', ''] : []),
-    ...report.problems.map(problemText),
+    ...report.problems.slice(0, NEXT_MAX).map(problemText),
     ...waiting
       .filter((r) => !report.problems.some((p) => p.subject === r.unit))
       .map((r) => {
@@ -91,6 +96,7 @@ export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget =
         if (r.result === 'drifted') return `- **${r.unit}** drifted (${r.detail})`;
         return `- **${r.unit}** failed: ${r.detail}`;
       }),
+    ...(allWaiting.length > NEXT_MAX ? [`- … and ${allWaiting.length - NEXT_MAX} more units that need attention`] : []),
   ].join('\n');
   const graph = ctx.graph ? mermaid(report, ctx.graph) : '';
   const fixed = Buffer.byteLength(head + facts + next + graph) + 200;

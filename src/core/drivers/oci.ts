@@ -99,7 +99,12 @@ async function digestOf(
     if (/manifest unknown|not found|No such image/i.test(r.tail)) return { missing: true };
     return { error: `${argv.slice(0, 2).join(' ')} exited with ${r.exitCode}: ${lastLines(ctx.mask(r.tail), 3)}` };
   }
-  if (spec.tool === 'docker-buildx') return { digest: JSON.parse(r.stdout.trim()) as string };
+  if (spec.tool === 'docker-buildx') {
+    const m = /"(sha256:[0-9a-f]{64})"/.exec(r.stdout);
+    return m
+      ? { digest: m[1] }
+      : { error: `docker buildx imagetools inspect printed no digest: ${lastLines(ctx.mask(r.stdout), 2)}` };
+  }
   // The raw manifest's sha256 is the digest the registry serves it under.
   const { createHash } = await import('node:crypto');
   return { digest: `sha256:${createHash('sha256').update(r.stdout).digest('hex')}` };

@@ -54,7 +54,8 @@ export class CatFile {
       if (nl < 0) return;
       const header = this.buf.toString('utf8', 0, nl);
       const parts = header.split(' ');
-      if (parts.length === 2 && (parts[1] === 'missing' || parts[1] === 'ambiguous')) {
+      // `<name> missing`: the name is what was asked, and may itself contain spaces.
+      if (!/^[0-9a-f]{40,64} \S+ \d+$/.test(header) && / (missing|ambiguous)$/.test(header)) {
         this.buf = this.buf.subarray(nl + 1);
         this.queue.shift()?.resolve(undefined);
         continue;

@@ -1,4 +1,4 @@
-import type { ExecuteResult } from '../drivers/driver.js';
+import type { ExecuteResult, InspectResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
@@ -136,8 +136,9 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     .map((o) => ({
       unit: o.name,
       kind: o.kind,
-      result: 'removed',
-      detail: `no longer in the configuration; its state is kept until \`nyl teardown -e ${env}\` or \`nyl state forget -e ${env} --unit ${o.name}\``,
+      // An uncertain unit stays uncertain (and the exit code says so) even out of the configuration.
+      result: o.condition?.state === 'uncertain' ? 'uncertain' : 'removed',
+      detail: `${o.condition?.state === 'uncertain' ? `${o.condition.reason}; ` : ''}no longer in the configuration; its state is kept until \`nyl teardown -e ${env}\` or \`nyl state forget -e ${env} --unit ${o.name}\``,
     }));
 
   // Nothing to do: one read, no lease, no write.
@@ -254,9 +255,13 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
           cancellation: ctx.cancellation,
           mask,
         };
-        const r = driver.inspect
-          ? await driver.inspect(ictx)
-          : ({ status: 'unknown', reason: 'its kind cannot inspect', log: '' } as const);
+        const r: InspectResult = driver.inspect
+          ? await driver.inspect(ictx).catch((e: unknown) => ({
+              status: 'unknown' as const,
+              reason: `inspect failed: ${(e as Error)?.message ?? e}`,
+              log: '',
+            }))
+          : { status: 'unknown', reason: 'its kind cannot inspect', log: '' };
         if (r.status === 'not-applied') {
           toRun.push({ name: t.name, desired: t.desired, why: 'recover', prior: t.prior });
           return;
@@ -304,22 +309,24 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       let finished = 0;
       const renewal = renewDuringWave(session, record, ctx.now);
       await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
-        // A cancel stops units waiting for a slot; they never started, so they made no effect.
-        if (ctx.cancellation.requested) {
+        // A cancel, or a lease found lost, stops units waiting for a slot: they never started.
+        if (ctx.cancellation.requested || renewal.lost) {
           outcomes.set(t.name, notStarted(t.name, t.desired));
           return;
         }
         const started = ctx.now();
         ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: started });
-        const result = await driverFor(t.desired.kind).execute({
-          environment: env,
-          run,
-          unit: t.desired,
-          cwd: ctx.repo.root,
-          timeoutMs: timeoutMs(t.desired),
-          cancellation: ctx.cancellation,
-          mask,
-        });
+        const result = await safeExecute(() =>
+          driverFor(t.desired.kind).execute({
+            environment: env,
+            run,
+            unit: t.desired,
+            cwd: ctx.repo.root,
+            timeoutMs: timeoutMs(t.desired),
+            cancellation: ctx.cancellation,
+            mask,
+          }),
+        );
         const o = outcomeOf(t, result, run, ctx.now(), cfg.source);
         outcomes.set(t.name, o);
         if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);
@@ -403,8 +410,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     const message = transitionMessage({
       operation: 'reconcile',
       environment: env,
-      units: messageUnits(rows, run),
-      results: rows.map((r) => r.result),
+      units: messageUnits([...rows, ...removed.filter((r) => r.result !== 'removed')], run),
+      results: [...rows, ...removed.filter((r) => r.result !== 'removed')].map((r) => r.result),
       lists: [...importLists(imp, rows), ['driftRepaired', ran('drift')]],
       // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
       extra: [
@@ -442,7 +449,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
             severity: 'warning',
             subject: id,
             exit: Exit.uncertain,
-            fix: `see \`git show ${state.refs.evidence(id)}\`; \`nyl recover --accept ${id}\` adopts one of its checkpoints`,
+            fix: `see \`git show ${state.refs.evidence(id)}\`; \`nyl recover -e ${env} --unit <unit> --accept ${id} --reason <text>\` adopts one of its checkpoints`,
           },
         ),
       );
@@ -460,6 +467,17 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     // The lease is gone: what finished is still recorded on this run's own ref, as evidence.
     if (e instanceof NylError && e.problems.some((p) => p.code === 'NYL-LEASE-LOST')) {
       stage();
+      // This run stops here: its ref says so (every unit it started is checkpointed by now), and
+      // its deadline is not extended, so the next run imports it at once.
+      const t = new Date(ctx.now()).toISOString();
+      Object.assign(record, {
+        state: 'failed',
+        phase: 'finished',
+        executing: [],
+        deadline: t,
+        updatedAt: t,
+        finishedAt: t,
+      });
       await session.salvage(record).catch(() => 'none');
     } else if (acquired && session.holding) {
       // Any other failure: record what finished, mark the run finished, release the lease.
@@ -500,12 +518,33 @@ function renewDuringWave(session: RunSession, record: RunRecord, now: () => numb
   }, RENEW_CHECK_MS);
   timer.unref();
   return {
+    /** The lease was found lost: start nothing more. */
+    get lost() {
+      return failure !== undefined;
+    },
     async stop() {
       clearInterval(timer);
       await inFlight;
       if (failure) throw failure;
     },
   };
+}
+
+/**
+ * A driver that throws (a bug, a spawn error) must not take the run down with units still
+ * running: its unit is uncertain, the others finish and are checkpointed.
+ */
+export async function safeExecute(fn: () => Promise<ExecuteResult>): Promise<ExecuteResult> {
+  try {
+    return await fn();
+  } catch (e) {
+    return {
+      status: 'uncertain',
+      reason: `its driver failed: ${(e as Error)?.message ?? e}; its effects are unknown`,
+      log: '',
+      durationMs: 0,
+    };
+  }
 }
 
 function notStarted(name: string, desired: DesiredUnit): Outcome {

@@ -34,6 +34,7 @@ export async function startRun(
     startedAt: now,
     updatedAt: now,
     deadline: new Date(ctx.now() + deadlineMs).toISOString(),
+    ...(state.tips.observed ? { basedOn: state.tips.observed } : {}),
     ...fields,
     ...(broken?.broken ? { takenOver: { run: broken.run, leaseBroken: broken.broken } } : {}),
   };

@@ -96,6 +96,7 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
   }
   for (const [name, o] of state.observed) {
     if (sel.units.has(name)) continue;
+    if (o.condition?.state === 'uncertain') problems.push(uncertainProblem(env, name, o.condition.reason));
     rows.push({
       unit: name,
       kind: o.kind,

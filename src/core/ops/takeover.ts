@@ -1,6 +1,6 @@
 import type { DesiredUnit } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
-import type { Checkpoint, Condition, LeaseDoc, ObservedUnit } from '../state/documents.js';
+import { type Checkpoint, type Condition, FILES, type LeaseDoc, type ObservedUnit } from '../state/documents.js';
 import type { LeaseVerdict } from '../state/lease.js';
 import type { EnvState, RunRefState } from '../state/read.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
@@ -92,8 +92,13 @@ export function importRuns(
       const executing = run.record?.executing?.includes(name) ?? false;
       if (!cp && !executing) continue;
       const prior = current.get(name);
-      // A result newer than this run stays: run ids are time-ordered UUIDv7s.
-      if (prior && prior.lastRun > run.id) continue;
+      // A result newer than this run stays. Newer means written after the run started: its record
+      // names the observed tip it started from. (Run ids are time-ordered too, but by each
+      // runner's own clock; they decide only for records without that tip.)
+      const newer = run.basedOnFiles
+        ? state.observedFiles.get(FILES.unit(name)) !== run.basedOnFiles.get(FILES.unit(name))
+        : prior !== undefined && prior.lastRun > run.id;
+      if (newer) continue;
       const uid = prior?.uid ?? d?.uid ?? cp?.uid;
       if (!uid) continue;
       const kind = d?.kind ?? cp?.kind ?? prior?.kind ?? 'Command';
@@ -156,6 +161,7 @@ export function importRuns(
             since: cp.at,
             retryable: cp.retryable,
             exitCode: cp.exitCode,
+            executionKey: cp.executionKey,
           },
         });
         res.rows.set(name, { unit: name, kind, result: 'failed', detail: reason, run: run.id });

@@ -12,7 +12,7 @@ import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { evaluateAll } from './evaluate.js';
 import { transitionMessage } from './message.js';
-import { DEFAULT_PARALLELISM } from './reconcile.js';
+import { DEFAULT_PARALLELISM, safeExecute } from './reconcile.js';
 import type { RunReport, UnitRow } from './report.js';
 import { startRun } from './run-start.js';
 import { importRuns, lateCheckpoints } from './takeover.js';
@@ -143,15 +143,21 @@ export async function teardown(
       await write(Math.max(...go.map(timeoutMs)) + GRACE_MS);
       await mapPool(go, opts.parallelism ?? DEFAULT_PARALLELISM, async (d) => {
         ctx.onEvent({ type: 'unit-start', unit: d.name, kind: d.kind, at: ctx.now() });
-        const r: ExecuteResult | undefined = await driverFor(d.kind).destroy?.({
-          environment: env,
-          run,
-          unit: d,
-          cwd: ctx.repo.root,
-          timeoutMs: timeoutMs(d),
-          cancellation: ctx.cancellation,
-          mask,
-        });
+        // undefined: the unit has nothing to run (no destroy); a throwing driver leaves it uncertain.
+        let r: ExecuteResult | undefined;
+        try {
+          r = await driverFor(d.kind).destroy?.({
+            environment: env,
+            run,
+            unit: d,
+            cwd: ctx.repo.root,
+            timeoutMs: timeoutMs(d),
+            cancellation: ctx.cancellation,
+            mask,
+          });
+        } catch (e) {
+          r = await safeExecute(() => Promise.reject(e));
+        }
         const prior = state.observed.get(d.name);
         if (!r) {
           rows.set(d.name, {

@@ -37,6 +37,8 @@ export interface RunRecord {
   wave?: number;
   /** Units started and not yet checkpointed. */
   executing: string[];
+  /** Tip of the observed ref the run started from: a later import knows what is newer than it. */
+  basedOn?: string;
   /** For `nyl exec`: the repair this run makes. */
   exec?: { unit: string; command: string[]; by: string; reason?: string };
   /** A broken lease this run took over, kept here until an import of it lands (then a later importer records it). */

@@ -31,6 +31,8 @@ export interface RunRefState {
   checkpoints: Map<string, Checkpoint>;
   /** Log tail blob of each unit that ran. */
   logs: Map<string, string>;
+  /** Observed files (blob ids by path) when the run started, from its record's basedOn. */
+  basedOnFiles?: Map<string, string>;
 }
 
 export interface EnvState {
@@ -89,7 +91,10 @@ async function readRunRef(repo: GitRepo, id: string, ref: string, tip: string): 
     );
   }
   const [record] = await Promise.all([readJson<RunRecord>(repo, files.get(FILES.run)), ...jobs]);
-  return { id, ref, tip, record: record as RunRecord, desired, checkpoints, logs };
+  // Only a tip this repository has can tell what is newer; without it, fall back to run ids.
+  const based = record?.basedOn ? await repo.readCommit(record.basedOn) : undefined;
+  const basedOnFiles = based ? await repo.readTreeRecursive(based.tree) : undefined;
+  return { id, ref, tip, record: record as RunRecord, desired, checkpoints, logs, basedOnFiles };
 }
 
 /** Reads an environment's state from the tips of its refs; never walks history. */

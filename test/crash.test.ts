@@ -453,7 +453,7 @@ describe('crash at every fault-injection point, taken over through a bare remote
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(
       new RegExp(
-        `^error NYL-LEASE-HELD\\n {2}dev is held by run ${dead} \\(reconcile\\) by \\S+@\\S+, until ${held.deadline.replace(/[.]/g, '\\.')}\\n {2}fix: wait for that run to finish, pass --wait-lease <duration>, or run \`nyl lease break\` if its runner is gone\\n$`,
+        `^error NYL-LEASE-HELD\\n {2}dev is held by run ${dead} \\(reconcile\\) by \\S+@\\S+, until ${held.deadline.replace(/[.]/g, '\\.').replace(/Z$/, '\\+00:00')}\\n {2}fix: wait for that run to finish, pass --wait-lease <duration>, or run \`nyl lease break\` if its runner is gone\\n$`,
       ),
     );
     expect(remoteRefs(e)).toEqual(tips);

@@ -206,7 +206,7 @@ describe('reconcile', () => {
     const second = await nyl(dir, ['reconcile', ...LOCAL]);
     expect(second.code).toBe(2);
     expect(second.stderr).toMatch(
-      /^error NYL-LEASE-HELD\n {2}dev is held by run [0-9a-f-]{36} \(reconcile\) by \S+@\S+, until \d{4}-\d\d-\d\dT[\d:.]+Z\n {2}fix: wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone\n$/,
+      /^error NYL-LEASE-HELD\n {2}dev is held by run [0-9a-f-]{36} \(reconcile\) by \S+@\S+, until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}\+00:00\n {2}fix: wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone\n$/,
     );
     // Deleting the lease ref alone does not let a run in: the run ref holds the environment.
     git(dir, 'update-ref', '-d', 'refs/nyl/dev/lease');

@@ -1,5 +1,6 @@
 import { FILES, type LeaseDoc, type RunRecord } from '../state/documents.js';
 import { prettyJson } from '../util/canonical.js';
+import { isoTime } from '../util/time.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /**
@@ -16,7 +17,7 @@ export async function releaseAbandoned(
   if (lease?.state !== 'held' || !opts.isOurs(lease)) return {};
   const run = state.runs.get(lease.run);
   const author = await ctx.repo.signature();
-  const now = new Date(ctx.now()).toISOString();
+  const now = isoTime(ctx.now());
   const batch = ctx.repo.batch();
   const released: LeaseDoc = { ...lease, state: 'released', renewedAt: now, deadline: now };
   const leaseCommit = batch.commit({

@@ -4,6 +4,7 @@ import type { ObservedUnit } from '../state/documents.js';
 import { GRACE_MS } from '../state/lease.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
+import { isoTime } from '../util/time.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
 import { startRun } from './run-start.js';
@@ -78,7 +79,7 @@ export async function exec(
     echo: opts.echo !== false,
   });
   const output = secretMasker()(r.tail).slice(-OUTPUT_KEPT);
-  const at = new Date(ctx.now()).toISOString();
+  const at = isoTime(ctx.now());
   const next: ObservedUnit = {
     ...prior,
     lastRun: run,

@@ -1,5 +1,6 @@
 import type { ObservedUnit } from '../state/documents.js';
 import { Exit, NylError, problem } from '../util/errors.js';
+import { isoTime } from '../util/time.js';
 import { uuid7 } from '../util/uuid7.js';
 import { uidFor } from './evaluate.js';
 import { waitForNonImportWrite } from './recover.js';
@@ -64,7 +65,7 @@ export async function hold(ctx: OpContext, opts: UnitOpOptions & { reason: strin
       uid: uidFor(state, opts.unit),
       lastRun: uuid7(),
     }),
-    hold: { by: who, reason: opts.reason, at: new Date(ctx.now()).toISOString() },
+    hold: { by: who, reason: opts.reason, at: isoTime(ctx.now()) },
   };
   const { observed } = await writeObserved(
     ctx,
@@ -102,7 +103,7 @@ export async function resume(ctx: OpContext, opts: UnitOpOptions & { reason: str
   if (repaired.length)
     next.approvalRequired = {
       reason: `repaired with nyl exec while held (run ${repaired[repaired.length - 1]?.run}): approve the plan with \`nyl plan -e ${env}\` then \`nyl reconcile -e ${env} --plan <token>\``,
-      since: new Date(ctx.now()).toISOString(),
+      since: isoTime(ctx.now()),
     };
   const who = await operatorIdentity(ctx);
   const { observed } = await writeObserved(

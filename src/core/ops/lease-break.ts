@@ -3,6 +3,7 @@ import { FILES } from '../state/documents.js';
 import { currentHolder, holderText, leaseVerdict } from '../state/lease.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
+import { isoTime } from '../util/time.js';
 import type { OpReport } from './report.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
@@ -37,15 +38,15 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
           run: v.run,
           operation: run?.record?.operation ?? 'unknown',
           holder: run?.record?.holder ?? currentHolder(),
-          acquiredAt: run?.record?.startedAt ?? new Date(ctx.now()).toISOString(),
-          renewedAt: run?.record?.updatedAt ?? new Date(ctx.now()).toISOString(),
-          deadline: run?.record?.deadline ?? new Date(ctx.now()).toISOString(),
+          acquiredAt: run?.record?.startedAt ?? isoTime(ctx.now()),
+          renewedAt: run?.record?.updatedAt ?? isoTime(ctx.now()),
+          deadline: run?.record?.deadline ?? isoTime(ctx.now()),
         };
   const who = await ctx.repo.signature();
   const broken: LeaseDoc = {
     ...held,
     state: 'broken',
-    broken: { at: new Date(ctx.now()).toISOString(), by: `${who.name} <${who.email}>`, reason: opts.reason },
+    broken: { at: isoTime(ctx.now()), by: `${who.name} <${who.email}>`, reason: opts.reason },
   };
   const batch = ctx.repo.batch();
   const tree = batch.tree(new Map([[FILES.lease, Buffer.from(prettyJson(broken))]]));

@@ -1,6 +1,7 @@
 import type { LeaseVerdict } from '../state/lease.js';
 import { CLOCK_SKEW_MS, holderText } from '../state/lease.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
+import { withOffset } from '../util/time.js';
 
 /** The seed's NYL-LEASE-HELD, naming run, operation, holder and deadline. */
 export function leaseHeldProblem(env: string, v: Extract<LeaseVerdict, { kind: 'held' }>, now = Date.now()): Problem {
@@ -11,7 +12,7 @@ export function leaseHeldProblem(env: string, v: Extract<LeaseVerdict, { kind: '
       : '';
   return problem(
     'NYL-LEASE-HELD',
-    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${v.deadline}${skew}`,
+    `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${withOffset(v.deadline)}${skew}`,
     {
       exit: Exit.refused,
       fix: 'wait for that run to finish, pass --wait-lease <duration>, or run `nyl lease break` if its runner is gone',

@@ -12,6 +12,7 @@ import { crashPoint } from '../util/crash.js';
 import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
+import { isoTime } from '../util/time.js';
 import { type DecideOptions, WHY_TEXT } from './decide.js';
 import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.js';
 import { leaseHeldProblem } from './lease-problems.js';
@@ -175,8 +176,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
 
   const write = async (deadlineMs: number) => {
     const t = ctx.now();
-    record.updatedAt = new Date(t).toISOString();
-    record.deadline = new Date(t + deadlineMs).toISOString();
+    record.updatedAt = isoTime(t);
+    record.deadline = isoTime(t + deadlineMs);
     stage();
     if (acquired) {
       crashPoint('before-checkpoint');
@@ -236,7 +237,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
               state: 'failed',
               reason: ev.evaluation.reason,
               run,
-              since: new Date(ctx.now()).toISOString(),
+              since: isoTime(ctx.now()),
               retryable: true,
             },
             lastRun: run,
@@ -353,7 +354,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         stage();
         record.state = 'cancelled';
         record.phase = 'finished';
-        record.finishedAt = new Date(ctx.now()).toISOString();
+        record.finishedAt = isoTime(ctx.now());
         await session.finish(record, ctx.now());
       }
       const r = report(sel, env, cfg.source, acquired ? run : undefined, rows, undefined, undefined, problems);
@@ -420,10 +421,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
           'reapplied',
           ran('reapply').length ? { by: who, reason: opts.reapply?.reason, units: ran('reapply') } : undefined,
         ],
-        [
-          'approved',
-          approvedUnits.length ? { by: who, at: new Date(ctx.now()).toISOString(), units: approvedUnits } : undefined,
-        ],
+        ['approved', approvedUnits.length ? { by: who, at: isoTime(ctx.now()), units: approvedUnits } : undefined],
       ],
     });
     const updates = [];
@@ -469,7 +467,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       stage();
       // This run stops here: its ref says so (every unit it started is checkpointed by now), and
       // its deadline is not extended, so the next run imports it at once.
-      const t = new Date(ctx.now()).toISOString();
+      const t = isoTime(ctx.now());
       Object.assign(record, {
         state: 'failed',
         phase: 'finished',
@@ -485,7 +483,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       record.state = 'failed';
       record.phase = 'finished';
       record.executing = [];
-      record.finishedAt = new Date(ctx.now()).toISOString();
+      record.finishedAt = isoTime(ctx.now());
       await session.finish(record, ctx.now()).catch(() => undefined);
     }
     throw e;
@@ -509,8 +507,8 @@ function renewDuringWave(session: RunSession, record: RunRecord, now: () => numb
     if (Date.parse(record.deadline) - now() > RENEW_MARGIN_MS) return;
     inFlight = inFlight.then(async () => {
       const t = now();
-      record.deadline = new Date(t + GRACE_MS).toISOString();
-      record.updatedAt = new Date(t).toISOString();
+      record.deadline = isoTime(t + GRACE_MS);
+      record.updatedAt = isoTime(t);
       await session.checkpoint(record, GRACE_MS, t).catch((e) => {
         failure ??= e;
       });
@@ -587,7 +585,7 @@ function outcomeOf(
   now: number,
   source: string,
 ): Outcome {
-  const at = new Date(now).toISOString();
+  const at = isoTime(now);
   // Repairs stay on record; observations were about the old receipt; an approval is used up.
   const base: ObservedUnit = {
     schema: 'nyl.observed-unit/v1' as const,
@@ -662,7 +660,7 @@ function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number, source: str
     executionKey: d.executionKey,
     source,
     result: r.status,
-    at: new Date(now).toISOString(),
+    at: isoTime(now),
     durationMs: r.durationMs,
   };
   if (r.status === 'succeeded') {

@@ -2,6 +2,7 @@ import type { RunRecord } from '../state/documents.js';
 import { currentHolder, type LeaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
 import { RunSession } from '../state/run-session.js';
+import { isoTime } from '../util/time.js';
 import { uuid7 } from '../util/uuid7.js';
 import type { OpContext } from './workspace.js';
 
@@ -24,7 +25,7 @@ export async function startRun(
   const lease = state.lease;
   const broken = verdict.kind === 'broken' && lease?.broken ? lease : undefined;
   if (broken) session.restoreOnRelease = broken;
-  const now = new Date(ctx.now()).toISOString();
+  const now = isoTime(ctx.now());
   const record: RunRecord = {
     schema: 'nyl.run/v1',
     run,
@@ -33,7 +34,7 @@ export async function startRun(
     holder,
     startedAt: now,
     updatedAt: now,
-    deadline: new Date(ctx.now() + deadlineMs).toISOString(),
+    deadline: isoTime(ctx.now() + deadlineMs),
     ...(state.tips.observed ? { basedOn: state.tips.observed } : {}),
     ...fields,
     ...(broken?.broken ? { takenOver: { run: broken.run, leaseBroken: broken.broken } } : {}),

@@ -4,6 +4,7 @@ import { type Checkpoint, type Condition, FILES, type LeaseDoc, type ObservedUni
 import type { LeaseVerdict } from '../state/lease.js';
 import type { EnvState, RunRefState } from '../state/read.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
+import { isoTime } from '../util/time.js';
 import type { UnitRow } from './report.js';
 import { keyResolver } from './transition.js';
 
@@ -58,7 +59,7 @@ export function importRuns(
   now: number,
 ): ImportResult {
   const env = state.environment;
-  const at = new Date(now).toISOString();
+  const at = isoTime(now);
   const current = new Map(state.observed);
   const res: ImportResult = {
     observed: new Map(),

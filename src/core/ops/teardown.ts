@@ -10,6 +10,7 @@ import { prettyJson } from '../util/canonical.js';
 import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
+import { isoTime } from '../util/time.js';
 import { evaluateAll } from './evaluate.js';
 import { transitionMessage } from './message.js';
 import { DEFAULT_PARALLELISM, safeExecute } from './reconcile.js';
@@ -99,8 +100,8 @@ export async function teardown(
   let acquired = false;
   const write = async (deadlineMs: number) => {
     const t = ctx.now();
-    record.deadline = new Date(t + deadlineMs).toISOString();
-    record.updatedAt = new Date(t).toISOString();
+    record.deadline = isoTime(t + deadlineMs);
+    record.updatedAt = isoTime(t);
     if (acquired) return session.checkpoint(record, deadlineMs, t);
     if (!(await session.acquire(record, deadlineMs, t)))
       throw new NylError(
@@ -186,7 +187,7 @@ export async function teardown(
               state: r.status === 'failed' ? 'failed' : 'uncertain',
               reason: `teardown: ${r.reason}; run \`nyl teardown -e ${env}\` again once fixed, or \`nyl recover -e ${env} --unit ${d.name} --retry\` to keep the unit`,
               run,
-              since: new Date(ctx.now()).toISOString(),
+              since: isoTime(ctx.now()),
               retryable: false,
             },
           });
@@ -198,7 +199,7 @@ export async function teardown(
           uid: d.uid,
           executionKey: d.executionKey,
           result: !r || r.status === 'succeeded' ? 'succeeded' : r.status,
-          at: new Date(ctx.now()).toISOString(),
+          at: isoTime(ctx.now()),
           durationMs: r?.durationMs ?? 0,
           ...(r && r.status !== 'succeeded' ? { reason: r.reason } : {}),
         };

@@ -6,6 +6,7 @@ import { canonicalJson } from '../util/canonical.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
+import { isoTime } from '../util/time.js';
 import { uuid7 } from '../util/uuid7.js';
 import { decide } from './decide.js';
 import { evaluateAll } from './evaluate.js';
@@ -53,7 +54,7 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
       receipt: o.receipt,
     });
   });
-  const at = new Date(ctx.now()).toISOString();
+  const at = isoTime(ctx.now());
   targets.forEach((e, i) => {
     const r: VerifyResult | undefined = results[i];
     const o = e.observed;

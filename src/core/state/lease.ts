@@ -1,4 +1,5 @@
 import { hostname, userInfo } from 'node:os';
+import { isoTime } from '../util/time.js';
 import type { Holder, LeaseDoc, RunRecord } from './documents.js';
 import type { EnvState } from './read.js';
 
@@ -68,7 +69,7 @@ export function newLease(
   now: number,
   deadlineMs: number,
 ): LeaseDoc {
-  const at = new Date(now).toISOString();
+  const at = isoTime(now);
   return {
     schema: 'nyl.lease/v1',
     environment,
@@ -78,7 +79,7 @@ export function newLease(
     holder,
     acquiredAt: at,
     renewedAt: at,
-    deadline: new Date(now + deadlineMs).toISOString(),
+    deadline: isoTime(now + deadlineMs),
   };
 }
 

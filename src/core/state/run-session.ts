@@ -2,6 +2,7 @@ import type { Signature } from '../git/objects.js';
 import type { GitRepo, RefUpdate, TreeFiles } from '../git/repo.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
+import { isoTime } from '../util/time.js';
 import type { RefBackend } from './backend.js';
 import { FILES, type Holder, type LeaseDoc, type RunRecord } from './documents.js';
 import { newLease } from './lease.js';
@@ -92,8 +93,8 @@ export class RunSession {
     this.lease = {
       ...this.lease,
       state,
-      renewedAt: new Date(now).toISOString(),
-      deadline: new Date(now + deadlineMs).toISOString(),
+      renewedAt: isoTime(now),
+      deadline: isoTime(now + deadlineMs),
     };
     return this.lease;
   }

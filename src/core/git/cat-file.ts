@@ -28,7 +28,7 @@ export class CatFile {
     if (this.child) return this.child;
     gitStats.spawns++;
     gitStats.commands.push('cat-file');
-    const child = spawn('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv() });
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv(), detached: true });
     child.stdout.on('data', (d: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
       this.drain();

@@ -31,7 +31,10 @@ export function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> 
   gitStats.spawns++;
   gitStats.commands.push(args[0] ?? '');
   return new Promise((resolve, reject) => {
+    // Its own process group: a Ctrl+C at the terminal reaches nyl, which finishes its writes
+    // (a push cut in half would leave the lease held), not git in the middle of one.
     const child = spawn('git', args, {
+      detached: true,
       cwd: opts.cwd,
       env: gitEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -5,11 +5,10 @@ import type { Selection } from '../resolve/select.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt, RunRecord } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
-import type { EnvState } from '../state/read.js';
 import type { RunSession } from '../state/run-session.js';
 import { prettyJson } from '../util/canonical.js';
 import { crashPoint } from '../util/crash.js';
-import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
+import { Exit, NylError, type Problem, problem } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
@@ -18,19 +17,11 @@ import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.j
 import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
 import { checkToken, computePlan } from './plan.js';
-import type { RunReport, UnitRow } from './report.js';
+import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
-import { type ImportResult, importRuns, lateCheckpoints } from './takeover.js';
-import {
-  consumedRefs,
-  desiredFiles,
-  importLists,
-  keyResolver,
-  messageUnits,
-  observedFiles,
-  sameFiles,
-} from './transition.js';
-import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
+import { loadTakingOver } from './takeover.js';
+import { consumedRefs, desiredFiles, importLists, messageUnits, observedFiles, sameFiles } from './transition.js';
+import { loadEnvironment, type OpContext } from './workspace.js';
 
 export interface ReconcileOptions {
   environment: string;
@@ -88,22 +79,8 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
 
 async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
   const env = opts.environment;
-  let loaded = await loadEnvironment(ctx, env);
-  refuseUnpublished(loaded);
-  loaded = await waitForLease(ctx, loaded);
-  const { cfg, sel } = loaded;
-  const original = loaded.state;
-
   // Take over from dead runs first: what they recorded is imported, what they did not, uncertain.
-  const verdict = leaseVerdict(original, ctx.now());
-  const takeover = original.runs.size > 0 || verdict.kind === 'broken';
-  let imp: ImportResult | undefined;
-  let state: EnvState = original;
-  if (takeover) {
-    imp = importRuns(sel, original, keyResolver(sel), ctx.now());
-    state = { ...original, observed: new Map([...original.observed, ...imp.observed]) };
-  }
-  const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
+  const { cfg, sel, original, verdict, takeover, imp, state, problems } = await loadTakingOver(ctx, env);
 
   for (const u of [...(opts.approve ?? []), ...(opts.reapply?.units ?? [])])
     if (!sel.units.has(u))
@@ -687,12 +664,6 @@ function report(
   problems: Problem[],
 ): RunReport {
   // Uncertain and failed units speak through the table (as in seed 000); `nyl status` explains them.
-  const exits: ExitCode[] = problems.map((p) => p.exit);
-  for (const r of rows) {
-    if (r.result === 'failed') exits.push(Exit.failed);
-    if (r.result === 'uncertain') exits.push(Exit.uncertain);
-    if (r.result === 'awaiting-approval') exits.push(Exit.refused);
-  }
   return {
     operation: 'reconcile',
     environment,
@@ -702,7 +673,7 @@ function report(
     observed,
     rows,
     problems,
-    exit: worstExit(exits),
+    exit: exitFor(rows, problems, ['awaiting-approval']),
     graph: {
       waves: sel.waves,
       edges: [...sel.units.values()].flatMap((u) => u.deps.map((d) => [d, u.doc.name] as [string, string])),

@@ -1,4 +1,4 @@
-import type { ExitCode, Problem } from '../util/errors.js';
+import { Exit, type ExitCode, type Problem, worstExit } from '../util/errors.js';
 
 export interface UnitRow {
   unit: string;
@@ -58,4 +58,18 @@ export interface OpReport {
   facts: [string, string][];
   problems: Problem[];
   exit: ExitCode;
+}
+
+/**
+ * The exit code of a run from its rows and problems (DESIGN §6): failed 1, uncertain 4, and 2
+ * for the results that wait on a person in this operation.
+ */
+export function exitFor(rows: UnitRow[], problems: Problem[], waitingOnAPerson: string[]): ExitCode {
+  const exits: ExitCode[] = problems.map((p) => p.exit);
+  for (const r of rows) {
+    if (r.result === 'failed') exits.push(Exit.failed);
+    if (r.result === 'uncertain') exits.push(Exit.uncertain);
+    if (waitingOnAPerson.includes(r.result)) exits.push(Exit.refused);
+  }
+  return worstExit(exits);
 }

@@ -2,11 +2,13 @@ import type { DesiredUnit } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
 import { type Checkpoint, type Condition, FILES, type LeaseDoc, type ObservedUnit } from '../state/documents.js';
 import type { LeaseVerdict } from '../state/lease.js';
+import { leaseVerdict } from '../state/lease.js';
 import type { EnvState, RunRefState } from '../state/read.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
 import { isoTime } from '../util/time.js';
 import type { UnitRow } from './report.js';
 import { keyResolver } from './transition.js';
+import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
 
 /** What taking over from dead runs changes, before anything executes. */
 export interface ImportResult {
@@ -260,4 +262,21 @@ export function previewImport(
     }
   }
   return { state, problems };
+}
+
+/**
+ * What an importing operation (reconcile, teardown) starts from: configuration and state read,
+ * unpublished local work refused, the lease waited for, and every dead run imported in memory.
+ */
+export async function loadTakingOver(ctx: OpContext, env: string) {
+  let loaded = await loadEnvironment(ctx, env);
+  refuseUnpublished(loaded);
+  loaded = await waitForLease(ctx, loaded);
+  const original = loaded.state;
+  const verdict = leaseVerdict(original, ctx.now());
+  const takeover = original.runs.size > 0 || verdict.kind === 'broken';
+  const imp = takeover ? importRuns(loaded.sel, original, keyResolver(loaded.sel), ctx.now()) : undefined;
+  const state: EnvState = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
+  const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
+  return { cfg: loaded.cfg, sel: loaded.sel, original, verdict, takeover, imp, state, problems };
 }

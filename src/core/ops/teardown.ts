@@ -4,21 +4,20 @@ import type { TreeFiles } from '../git/repo.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
-import { GRACE_MS, leaseVerdict } from '../state/lease.js';
-import type { EnvState } from '../state/read.js';
+import { GRACE_MS } from '../state/lease.js';
 import { prettyJson } from '../util/canonical.js';
-import { Exit, type ExitCode, NylError, type Problem, problem, worstExit } from '../util/errors.js';
+import { Exit, NylError, problem } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
 import { evaluateAll } from './evaluate.js';
 import { transitionMessage } from './message.js';
 import { DEFAULT_PARALLELISM, safeExecute } from './reconcile.js';
-import type { RunReport, UnitRow } from './report.js';
+import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
-import { importRuns, lateCheckpoints } from './takeover.js';
-import { consumedRefs, importLists, keyResolver, messageUnits } from './transition.js';
-import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
+import { loadTakingOver } from './takeover.js';
+import { consumedRefs, importLists, messageUnits } from './transition.js';
+import type { OpContext } from './workspace.js';
 
 /** Reverse dependency order: a unit goes only after every unit that needs it has gone. */
 function reverseWaves(docs: Map<string, DesiredUnit>): string[][] {
@@ -52,16 +51,7 @@ export async function teardown(
   opts: { environment: string; parallelism?: number },
 ): Promise<RunReport> {
   const env = opts.environment;
-  let loaded = await loadEnvironment(ctx, env);
-  refuseUnpublished(loaded);
-  loaded = await waitForLease(ctx, loaded);
-  const { cfg, sel } = loaded;
-  const original = loaded.state;
-  const verdict = leaseVerdict(original, ctx.now());
-  const takeover = original.runs.size > 0 || verdict.kind === 'broken';
-  const imp = takeover ? importRuns(sel, original, keyResolver(sel), ctx.now()) : undefined;
-  const state: EnvState = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
-  const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
+  const { cfg, sel, original, verdict, takeover, imp, state, problems } = await loadTakingOver(ctx, env);
 
   // What to destroy: every unit with recorded state, with the document it was last resolved to.
   const docs = new Map<string, DesiredUnit>();
@@ -263,12 +253,6 @@ export async function teardown(
       ctx.now(),
       consumedRefs(original, imp, landedState),
     );
-    const exits: ExitCode[] = problems.map((p) => p.exit);
-    for (const r of list) {
-      if (r.result === 'failed') exits.push(Exit.failed);
-      if (r.result === 'uncertain') exits.push(Exit.uncertain);
-      if (r.result === 'held') exits.push(Exit.refused);
-    }
     return {
       operation: 'teardown',
       environment: env,
@@ -281,7 +265,7 @@ export async function teardown(
         .map((n) => rows.get(n) as UnitRow)
         .filter(Boolean),
       problems,
-      exit: worstExit(exits),
+      exit: exitFor(list, problems, ['held']),
     };
   } catch (e) {
     if (acquired && session.holding) {

@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  CLI,
-  type CliResult,
   command,
   commitFiles,
   ENV_DEV,
@@ -15,6 +13,7 @@ import {
   nyl,
   nylJson,
   parseTable,
+  startNyl,
 } from './helpers/repo.js';
 
 /**
@@ -78,34 +77,6 @@ function results(stdout: string): Record<string, string> {
 
 function lines(file: string): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-}
-
-interface Started {
-  child: ChildProcess;
-  done: Promise<CliResult & { ms: number }>;
-}
-
-/** Starts the built nyl in the background, so that it can be raced or signalled. */
-function startNyl(cwd: string, args: string[]): Started {
-  const t0 = Date.now();
-  const child = spawn('node', [CLI, ...args], {
-    cwd,
-    env: { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const done = new Promise<CliResult & { ms: number }>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', (code) => res({ code: code ?? -1, stdout, stderr, ms: Date.now() - t0 }));
-  });
-  return { child, done };
 }
 
 async function waitFor(what: string, pred: () => boolean, timeoutMs = 20_000): Promise<void> {

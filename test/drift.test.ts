@@ -8,21 +8,22 @@
  * Check scripts are real: they read `<unit>.state` in the repository root, which the unit's run
  * writes `ok` to and the tests overwrite to make the unit drift.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
-  CLI,
-  type CliResult,
   command,
   commitFiles,
   ENV_DEV,
   GIT_ENV,
   git,
   makeRepo,
+  nyl,
+  nylJson,
   parseTable,
+  startNyl,
 } from './helpers/repo.js';
 
 const ENV = ['-e', 'dev'];
@@ -50,69 +51,10 @@ async function waitForFile(path: string, timeoutMs = 20_000): Promise<void> {
   }
 }
 
-/** A snapshot of dist/ (cli.js and its chunks), so that another process rebuilding dist/ cannot pull it away. */
-let cli = CLI;
-beforeAll(async () => {
-  const snapDir = tempDir('nyl-drift-cli-');
-  const snap = join(snapDir, 'cli.js');
-  for (let i = 0; ; i++) {
-    try {
-      cpSync(dirname(CLI), snapDir, { recursive: true });
-      const v = execFileSync('node', [snap, '--version'], { encoding: 'utf8' });
-      if (v.startsWith('nyl ')) break;
-    } catch (e) {
-      if (i >= 100) throw e;
-    }
-    await sleep(100);
-  }
-  cli = snap;
-});
-
 afterAll(() => {
   if (process.env.NYL_KEEP_TEST_REPOS) return;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-interface Running {
-  child: ChildProcess;
-  done: Promise<CliResult>;
-}
-
-function start(cwd: string, args: string[]): Running {
-  const child = spawn('node', [cli, ...args], {
-    cwd,
-    env: { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const done = new Promise<CliResult>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
-  });
-  return { child, done };
-}
-
-function nyl(cwd: string, args: string[]): Promise<CliResult> {
-  return start(cwd, args).done;
-}
-
-async function nylJson<T = Record<string, unknown>>(cwd: string, args: string[]) {
-  const r = await nyl(cwd, [...args, '--json']);
-  let json: T;
-  try {
-    json = JSON.parse(r.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-  }
-  return { ...r, json };
-}
 
 interface Setup {
   dir: string;
@@ -568,7 +510,7 @@ describe('nyl exec', () => {
 
     expect((await nyl(dir, ['hold', ...ENV, '--unit', 'u', '--reason', 'state lock stuck'])).code).toBe(0);
     const script = `touch ${ctl}/started; while [ ! -f ${ctl}/release ]; do sleep 0.05; done; echo repaired; exit 0`;
-    const running = start(dir, ['exec', ...ENV, '--unit', 'u', '--reason', 'unlock', '--', 'bash', '-c', script]);
+    const running = startNyl(dir, ['exec', ...ENV, '--unit', 'u', '--reason', 'unlock', '--', 'bash', '-c', script]);
     await waitForFile(join(ctl, 'started'));
     const live = runRefs(bare);
     expect(live).toHaveLength(1);
@@ -769,7 +711,7 @@ describe('state commands', () => {
           `echo $$ > ${ctl}/s.pgid; touch ${ctl}/s.started; while [ ! -f ${ctl}/never ]; do sleep 0.05; done`,
         ),
     );
-    const running = start(dir, ['reconcile', ...ENV]);
+    const running = startNyl(dir, ['reconcile', ...ENV]);
     await waitForFile(join(ctl, 's.started'));
     running.child.kill('SIGKILL');
     try {

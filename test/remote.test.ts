@@ -4,22 +4,24 @@
  * round trips, the lease, and the takeover story of seed 000 (a killed runner, `nyl lease break`,
  * the import by the next run, `nyl recover`, late checkpoints and evidence refs).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GitHttpServer, makeBareRepo, startGitHttpServer } from './helpers/http-git.js';
 import {
-  CLI,
-  type CliResult,
   command,
   commitFiles,
   ENV_DEV,
   GIT_ENV,
   git,
   makeRepo,
+  nyl,
+  nylJson,
   parseTable,
+  type Running,
+  startNyl,
 } from './helpers/repo.js';
 
 const ENV = ['-e', 'dev'];
@@ -62,28 +64,8 @@ async function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {
 }
 
 let server: GitHttpServer;
-/**
- * The CLI the tests run: a snapshot of dist/cli.js taken once, so that another vitest process
- * rebuilding dist/ (its globalSetup removes the folder first) cannot pull it away mid-test.
- */
-let cli = CLI;
-
 beforeAll(async () => {
   server = await startGitHttpServer(tempDir('nyl-remote-root-'));
-  const dir = tempDir('nyl-remote-cli-');
-  const snap = join(dir, 'cli.js');
-  for (let i = 0; ; i++) {
-    try {
-      // The whole bundle: cli.js imports its shared chunks.
-      cpSync(dirname(CLI), dir, { recursive: true });
-      const v = execFileSync('node', [snap, '--version'], { encoding: 'utf8' });
-      if (v.startsWith('nyl ')) break;
-    } catch (e) {
-      if (i >= 100) throw e;
-    }
-    await sleep(100);
-  }
-  cli = snap;
 });
 
 afterAll(async () => {
@@ -91,48 +73,6 @@ afterAll(async () => {
   if (process.env.NYL_KEEP_TEST_REPOS) return;
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-interface Running {
-  child: ChildProcess;
-  done: Promise<CliResult>;
-}
-
-/** Starts the built `nyl` in `cwd` (online: no --local), keeping hold of the process. */
-function start(cwd: string, args: string[], env: Record<string, string> = {}): Running {
-  const child = spawn('node', [cli, ...args], {
-    cwd,
-    env: { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  const done = new Promise<CliResult>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
-  });
-  return { child, done };
-}
-
-function nyl(cwd: string, args: string[]): Promise<CliResult> {
-  return start(cwd, args).done;
-}
-
-async function nylJson<T = Record<string, unknown>>(cwd: string, args: string[]) {
-  const r = await nyl(cwd, [...args, '--json']);
-  let json: T;
-  try {
-    json = JSON.parse(r.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-  }
-  return { ...r, json };
-}
 
 interface Remote {
   /** What `git remote add origin` gets. */
@@ -270,7 +210,7 @@ describe('the lease over smart HTTP', () => {
     });
     const before = remoteRefs(remote);
 
-    const holder = start(dir, ['reconcile', ...ENV]);
+    const holder = startNyl(dir, ['reconcile', ...ENV]);
     await waitForFile(join(ctl, 'started'));
     const runRefs = [...remoteRefs(remote).keys()].filter((r) => r.startsWith('refs/nyl/dev/runs/'));
     expect(runRefs).toHaveLength(1);
@@ -361,7 +301,7 @@ async function killedRun() {
   const remote = httpRemote();
   const ctl = tempDir('nyl-remote-ctl-');
   const dir = workRepo(remote, storyConfig(ctl));
-  const running = start(dir, ['reconcile', ...ENV]);
+  const running = startNyl(dir, ['reconcile', ...ENV]);
   await killRunner(running, ctl);
   const dead = deadRunOf(remote);
   // database was its own wave: its checkpoint is on the dead run ref.
@@ -537,7 +477,7 @@ describe('taking over from a killed runner over smart HTTP (seed 000)', () => {
     const dir = workRepo(remote, storyConfig(ctl, 'v1', false));
     expect((await nyl(dir, ['reconcile', ...ENV])).code).toBe(0);
     commitFiles(dir, { 'nyl.yaml': storyConfig(ctl, 'v2') });
-    const running = start(dir, ['reconcile', ...ENV]);
+    const running = startNyl(dir, ['reconcile', ...ENV]);
     await killRunner(running, ctl);
     const dead = deadRunOf(remote);
     expect((await nyl(dir, ['lease', 'break', ...ENV, '--reason', 'runner was killed'])).stdout).toBe(
@@ -626,7 +566,7 @@ describe('late checkpoints over smart HTTP', () => {
     const remote = httpRemote();
     const ctl = tempDir('nyl-remote-ctl-');
     const dir = workRepo(remote, storyConfig(ctl));
-    const runner = start(dir, ['reconcile', ...ENV]);
+    const runner = startNyl(dir, ['reconcile', ...ENV]);
     await waitForFile(join(ctl, 'migrate.started'));
     const run = deadRunOf(remote);
 

@@ -13,7 +13,7 @@ const bytes = new Uint8Array(log);
 const encoder = new TextEncoder();
 
 function record(entry) {
-  const line = encoder.encode(JSON.stringify(entry) + '\n');
+  const line = encoder.encode(`${JSON.stringify(entry)}\n`);
   const at = Atomics.load(counters, 0);
   if (HEADER + at + line.length > bytes.length) {
     Atomics.store(counters, 1, 1);
@@ -71,7 +71,7 @@ function handle(req, res) {
     REQUEST_METHOD: method,
     REMOTE_ADDR: '127.0.0.1',
     GATEWAY_INTERFACE: 'CGI/1.1',
-    SERVER_PROTOCOL: 'HTTP/' + req.httpVersion,
+    SERVER_PROTOCOL: `HTTP/${req.httpVersion}`,
   });
   if (req.headers['content-type']) env.CONTENT_TYPE = req.headers['content-type'];
   // git sends bodies over http.postBuffer chunked, without Content-Length: CONTENT_LENGTH is then
@@ -144,7 +144,7 @@ function handle(req, res) {
     child.on('close', (code, signal) => {
       if (!started && !res.headersSent && !res.destroyed) {
         res.writeHead(502, { 'Content-Type': 'text/plain' });
-        res.end('git http-backend exited (' + (signal || code) + ') before sending headers\n' + stderr);
+        res.end(`git http-backend exited (${signal || code}) before sending headers\n${stderr}`);
       } else if (!res.writableEnded && !res.destroyed) {
         res.end();
       }

@@ -1,4 +1,4 @@
-import { execFileSync, type SpawnOptions, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -55,36 +55,53 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `nyl` in `cwd` as a separate process. */
-export function nyl(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((res, rej) => {
-    const opts: SpawnOptions = {
-      cwd,
-      env: { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    };
-    const child = spawn('node', [CLI, ...args], opts);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', rej);
-    child.on('close', (code) => res({ code: code ?? -1, stdout, stderr }));
-  });
+export interface Running {
+  child: ChildProcess;
+  /** Resolves when the process ends: its exit code (-1 on a signal), output and wall time. */
+  done: Promise<CliResult & { ms: number }>;
 }
 
-/** `nyl … --json` parsed. */
+/** Starts the built `nyl` in `cwd` as a separate process, kept in hand to race or signal it. */
+export function startNyl(cwd: string, args: string[], env: Record<string, string> = {}): Running {
+  const t0 = Date.now();
+  const opts: SpawnOptions = {
+    cwd,
+    env: { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  };
+  const child = spawn('node', [CLI, ...args], opts);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const done = new Promise<CliResult & { ms: number }>((res, rej) => {
+    child.on('error', rej);
+    child.on('close', (code) => res({ code: code ?? -1, stdout, stderr, ms: Date.now() - t0 }));
+  });
+  return { child, done };
+}
+
+/** Runs the built `nyl` in `cwd` as a separate process. */
+export function nyl(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return startNyl(cwd, args, env).done;
+}
+
+/** `nyl … --json` parsed; says what was printed when it is not JSON. */
 export async function nylJson<T = Record<string, unknown>>(
   cwd: string,
   args: string[],
   env: Record<string, string> = {},
 ) {
   const r = await nyl(cwd, [...args, '--json'], env);
-  return { ...r, json: JSON.parse(r.stdout) as T };
+  try {
+    return { ...r, json: JSON.parse(r.stdout) as T };
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
 }
 
 /** Rows of a table printed by nyl, as objects keyed by header. */

@@ -9,13 +9,12 @@
  * Drift issues go to a local HTTP server emulating the few GitHub REST endpoints used.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { command, commitFiles, ENV_DEV, GIT_ENV, git, makeRepo } from './helpers/repo.js';
+import { command, commitFiles, ENV_DEV, GIT_ENV, git, makeRepo, tempDir, waitForFile } from './helpers/repo.js';
 
 const DIST = resolve(__dirname, '../dist');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -38,23 +37,6 @@ const COUNTS = [
   'held',
   'in-sync',
 ];
-
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitForFile(path: string, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${path}`);
-    await sleep(20);
-  }
-}
 
 function alive(pid: number): boolean {
   try {
@@ -114,8 +96,7 @@ const groups = new Set<number>();
 afterAll(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   for (const g of groups) killGroup(g);
-  if (process.env.NYL_KEEP_TEST_REPOS) return;
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  // Temporary folders go with the harness's own clean-up (helpers/repo.ts).
 });
 
 // --- the runner's side --------------------------------------------------------------------------

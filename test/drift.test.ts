@@ -9,10 +9,9 @@
  * writes `ok` to and the tests overwrite to make the unit drift.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   command,
   commitFiles,
@@ -24,6 +23,8 @@ import {
   nylJson,
   parseTable,
   startNyl,
+  tempDir,
+  waitForFile,
 } from './helpers/repo.js';
 
 const ENV = ['-e', 'dev'];
@@ -33,28 +34,6 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12
 const TIME = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:\\.\\d+)?(?:Z|[+-]\\d\\d:\\d\\d)';
 /** Files the units and tests write in the repository root: untracked, never committed. */
 const GITIGNORE = '*.state\n*.runs\n*.log\n*.seen\nctl/\n';
-
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitForFile(path: string, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${path}`);
-    await sleep(25);
-  }
-}
-
-afterAll(() => {
-  if (process.env.NYL_KEEP_TEST_REPOS) return;
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
 
 interface Setup {
   dir: string;

@@ -5,8 +5,8 @@
  * the import by the next run, `nyl recover`, late checkpoints and evidence refs).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir, userInfo } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GitHttpServer, makeBareRepo, startGitHttpServer } from './helpers/http-git.js';
@@ -22,6 +22,8 @@ import {
   parseTable,
   type Running,
   startNyl,
+  tempDir,
+  waitForFile,
 } from './helpers/repo.js';
 
 const ENV = ['-e', 'dev'];
@@ -46,23 +48,6 @@ function re(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-const dirs: string[] = [];
-function tempDir(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${path}`);
-    await sleep(25);
-  }
-}
-
 let server: GitHttpServer;
 beforeAll(async () => {
   server = await startGitHttpServer(tempDir('nyl-remote-root-'));
@@ -70,8 +55,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  if (process.env.NYL_KEEP_TEST_REPOS) return;
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  // Temporary folders go with the harness's own clean-up (helpers/repo.ts).
 });
 
 interface Remote {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll } from 'vitest';
@@ -136,4 +136,22 @@ export function command(name: string, run: string, extra: Record<string, unknown
   lines.push('spec:', `  run: ${JSON.stringify(run)}`);
   for (const [k, v] of Object.entries(spec ?? {})) lines.push(`  ${k}: ${JSON.stringify(v)}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A temporary folder, removed after the test file (unless NYL_KEEP_TEST_REPOS is set). */
+export function tempDir(prefix = 'nyl-test-'): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits for a file a unit writes (e.g. to say it started). */
+export async function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${path}`);
+    await sleep(25);
+  }
 }

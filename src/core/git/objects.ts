@@ -19,7 +19,8 @@ export function makeObject(algo: HashAlgo, type: ObjectType, body: Buffer): GitO
 }
 
 export interface TreeEntry {
-  mode: '100644' | '40000';
+  /** Nyl writes files (100644) and trees (40000); reading, it also meets 100755, 120000 (symlink), 160000 (submodule). */
+  mode: '100644' | '40000' | '100755' | '120000' | '160000';
   name: string;
   oid: string;
 }
@@ -49,7 +50,7 @@ export function parseTree(algo: HashAlgo, body: Buffer): TreeEntry[] {
     const mode = body.toString('latin1', i, sp);
     const name = body.toString('utf8', sp + 1, nul);
     const oid = body.toString('hex', nul + 1, nul + 1 + hashLen);
-    out.push({ mode: mode === '40000' ? '40000' : '100644', name, oid });
+    out.push({ mode: mode as TreeEntry['mode'], name, oid });
     i = nul + 1 + hashLen;
   }
   return out;

@@ -106,6 +106,8 @@ export class GitRepo {
         entries.map((e) => {
           const p = at ? `${at}/${e.name}` : e.name;
           if (e.mode === '40000') return walk(e.oid, p);
+          // Symlinks and submodules are not files to read (e.g. YAML in a --config directory).
+          if (e.mode === '120000' || e.mode === '160000') return undefined;
           out.set(p, e.oid);
           return undefined;
         }),

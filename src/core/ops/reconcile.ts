@@ -223,6 +223,16 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       }
       // Uncertain units whose kind can observe its effects: applied is recovered, not applied runs again.
       await mapPool(toInspect, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
+        // After a cancel nothing more is asked: the unit stays uncertain for the next run.
+        if (ctx.cancellation.requested) {
+          const reason = t.prior?.condition?.reason ?? 'uncertain';
+          outcomes.set(t.name, {
+            row: { unit: t.name, kind: t.desired.kind, result: 'uncertain', detail: reason },
+            evaluation: { action: 'wait', state: 'uncertain', reason },
+            desired: t.desired,
+          });
+          return;
+        }
         const driver = driverFor(t.desired.kind);
         const ictx = {
           environment: env,

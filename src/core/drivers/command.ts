@@ -70,6 +70,12 @@ export function unitEnv(
   return env;
 }
 
+/** How a script that did not say yes or no ended, for messages. */
+function howItEnded(r: { timedOut: boolean; exitCode: number | null; signal: NodeJS.Signals | null }): string {
+  if (r.timedOut) return 'timed out';
+  return r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
+}
+
 /** Runs one of the unit's scripts with its environment and an output file; returns what it wrote. */
 async function runUnitScript(ctx: ExecuteContext, script: string) {
   const dir = await mkdtemp(join(tmpdir(), 'nyl-out-'));
@@ -147,11 +153,7 @@ export const commandDriver: Driver = {
     if (r.exitCode === 0) return { state: 'in-sync', detail: '', ...extra };
     if (r.exitCode === 2)
       return { state: 'drifted', detail: lastLines(ctx.mask(r.stdout), REASON_LINES) || 'drifted', ...extra };
-    const how = r.timedOut
-      ? 'timed out'
-      : r.exitCode === null
-        ? `was killed by ${r.signal}`
-        : `exited with ${r.exitCode}`;
+    const how = howItEnded(r);
     const tail = lastLines(log, REASON_LINES);
     return { state: 'unknown', detail: `check ${how}${tail ? `: ${tail}` : ''}` };
   },
@@ -170,11 +172,7 @@ export const commandDriver: Driver = {
     const { r, log, parsed } = await runUnitScript(ctx, spec.inspect);
     if (r.exitCode === 0 && !parsed.error) return { status: 'applied', outputs: parsed.outputs, artifacts: {}, log };
     if (r.exitCode === 2) return { status: 'not-applied', log };
-    const how = r.timedOut
-      ? 'timed out'
-      : r.exitCode === null
-        ? `was killed by ${r.signal}`
-        : `exited with ${r.exitCode}`;
+    const how = howItEnded(r);
     const tail = lastLines(log, REASON_LINES);
     return {
       status: 'unknown',

@@ -1,4 +1,4 @@
-import type { ExecuteResult, InspectResult } from '../drivers/driver.js';
+import type { ExecuteContext, ExecuteResult, InspectResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
@@ -139,6 +139,16 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   );
 
   const mask = secretMasker();
+  /** What a driver gets to execute or inspect a unit in this run. */
+  const driverContext = (unit: DesiredUnit): ExecuteContext => ({
+    environment: env,
+    run,
+    unit,
+    cwd: ctx.repo.root,
+    timeoutMs: timeoutMs(unit),
+    cancellation: ctx.cancellation,
+    mask,
+  });
   const outcomes = new Map<string, Outcome>();
   const whyOf = new Map<string, Extract<Evaluation, { action: 'execute' }>>();
   const newOutputs = new Map<string, Record<string, string>>();
@@ -234,15 +244,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
           return;
         }
         const driver = driverFor(t.desired.kind);
-        const ictx = {
-          environment: env,
-          run,
-          unit: t.desired,
-          cwd: ctx.repo.root,
-          timeoutMs: timeoutMs(t.desired),
-          cancellation: ctx.cancellation,
-          mask,
-        };
+        const ictx = driverContext(t.desired);
         const r: InspectResult = driver.inspect
           ? await driver.inspect(ictx).catch((e: unknown) => ({
               status: 'unknown' as const,
@@ -304,17 +306,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         }
         const started = ctx.now();
         ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: started });
-        const result = await safeExecute(() =>
-          driverFor(t.desired.kind).execute({
-            environment: env,
-            run,
-            unit: t.desired,
-            cwd: ctx.repo.root,
-            timeoutMs: timeoutMs(t.desired),
-            cancellation: ctx.cancellation,
-            mask,
-          }),
-        );
+        const result = await safeExecute(() => driverFor(t.desired.kind).execute(driverContext(t.desired)));
         const o = outcomeOf(t, result, run, ctx.now(), cfg.source);
         outcomes.set(t.name, o);
         if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);

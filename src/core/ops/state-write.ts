@@ -1,10 +1,9 @@
-import type { TreeFiles } from '../git/repo.js';
-import { FILES, type ObservedUnit } from '../state/documents.js';
+import type { ObservedUnit } from '../state/documents.js';
 import { currentHolder } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
 import { RunSession } from '../state/run-session.js';
-import { prettyJson } from '../util/canonical.js';
 import { uuid7 } from '../util/uuid7.js';
+import { desiredFilesWithout, observedFiles } from './transition.js';
 import type { OpContext } from './workspace.js';
 
 /**
@@ -20,22 +19,15 @@ export async function writeObserved(
   message: string,
   opts: { removeDesired?: string[]; consumed?: { id: string; ref: string; tip: string; retire: boolean }[] } = {},
 ): Promise<{ observed?: string; desired?: string }> {
-  const files: TreeFiles = new Map();
-  for (const [p, oid] of state.observedFiles) files.set(p, { oid });
-  for (const [name, o] of changed) {
-    if (o) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
-    else {
-      files.delete(FILES.unit(name));
-      files.delete(FILES.log(name));
-    }
-  }
+  const files = observedFiles(state, changed);
   const updates = [{ ref: state.refs.observed, old: state.tips.observed, files, message }];
-  if (opts.removeDesired?.length) {
-    const d: TreeFiles = new Map();
-    for (const [p, oid] of state.desiredFiles) d.set(p, { oid });
-    for (const n of opts.removeDesired) d.delete(FILES.unit(n));
-    updates.push({ ref: state.refs.desired, old: state.tips.desired, files: d, message });
-  }
+  if (opts.removeDesired?.length)
+    updates.push({
+      ref: state.refs.desired,
+      old: state.tips.desired,
+      files: desiredFilesWithout(state, opts.removeDesired),
+      message,
+    });
   const session = new RunSession(
     ctx.repo,
     ctx.backend,

@@ -1,6 +1,5 @@
 import type { ExecuteResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
-import type { TreeFiles } from '../git/repo.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
@@ -16,7 +15,7 @@ import { DEFAULT_PARALLELISM, safeExecute } from './reconcile.js';
 import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
 import { loadTakingOver } from './takeover.js';
-import { consumedRefs, importLists, messageUnits } from './transition.js';
+import { consumedRefs, desiredFilesWithout, importLists, messageUnits, observedFiles } from './transition.js';
 import type { OpContext } from './workspace.js';
 
 /** Reverse dependency order: a unit goes only after every unit that needs it has gone. */
@@ -220,18 +219,11 @@ export async function teardown(
       };
     if (!acquired) await write(GRACE_MS);
     for (const [n, o] of imp?.observed ?? []) if (!changed.has(n)) changed.set(n, o);
-    const oFiles: TreeFiles = new Map();
-    for (const [p, oid] of state.observedFiles) oFiles.set(p, { oid });
-    const dFiles: TreeFiles = new Map();
-    for (const [p, oid] of state.desiredFiles) dFiles.set(p, { oid });
-    for (const [n, o] of changed) {
-      if (o) oFiles.set(FILES.unit(n), Buffer.from(prettyJson(o)));
-      else {
-        oFiles.delete(FILES.unit(n));
-        oFiles.delete(FILES.log(n));
-        dFiles.delete(FILES.unit(n));
-      }
-    }
+    const oFiles = observedFiles(state, changed);
+    const dFiles = desiredFilesWithout(
+      state,
+      [...changed].filter(([, o]) => o === null).map(([n]) => n),
+    );
     const message = transitionMessage({
       operation: 'teardown',
       environment: env,

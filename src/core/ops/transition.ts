@@ -35,13 +35,28 @@ export function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>, sta
  */
 export function observedFiles(
   state: EnvState,
-  changed: Map<string, ObservedUnit>,
+  changed: Map<string, ObservedUnit | null>,
   logs: Map<string, string | { oid: string }> = new Map(),
 ): TreeFiles {
   const files: TreeFiles = new Map();
   for (const [p, oid] of state.observedFiles) files.set(p, { oid });
-  for (const [name, o] of changed) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
+  for (const [name, o] of changed) {
+    // null: the unit's state is dropped (teardown, state forget), its log with it.
+    if (o) files.set(FILES.unit(name), Buffer.from(prettyJson(o)));
+    else {
+      files.delete(FILES.unit(name));
+      files.delete(FILES.log(name));
+    }
+  }
   for (const [name, log] of logs) files.set(FILES.log(name), typeof log === 'string' ? Buffer.from(log) : log);
+  return files;
+}
+
+/** The desired ref's tree as it is, less the documents of `dropped` units. */
+export function desiredFilesWithout(state: EnvState, dropped: Iterable<string>): TreeFiles {
+  const files: TreeFiles = new Map();
+  for (const [p, oid] of state.desiredFiles) files.set(p, { oid });
+  for (const n of dropped) files.delete(FILES.unit(n));
   return files;
 }
 

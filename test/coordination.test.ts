@@ -438,22 +438,43 @@ describe('round trips to the remote', () => {
   });
 });
 
-describe('lease renewal during a long wave', () => {
-  it('renews the lease (and the run record) while units run past the renewal margin', async () => {
+describe('the heartbeat: lease renewal while a run holds it', () => {
+  it('renews the lease (and the run record) every interval while units run; moves the deadline only when near', async () => {
+    const leaseDocs = (dir: string) =>
+      git(dir, 'log', '--format=%H %s', 'refs/nyl/dev/lease')
+        .split('\n')
+        .filter((l) => l.includes('nyl: renew lease dev'))
+        .map(
+          (l) =>
+            JSON.parse(git(dir, 'show', `${l.split(' ')[0]}:lease.json`)) as {
+              renewedAt: string;
+              deadline: string;
+              heartbeatMs: number;
+            },
+        );
     const dir = makeRepo({ 'nyl.yaml': `${ENV_DEV}${command('long', 'sleep 2')}` });
-    const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local'], {
-      // Check every 200 ms; a margin longer than the wave's deadline makes every check renew.
-      NYL_TEST_RENEW_CHECK_MS: '200',
-      NYL_TEST_RENEW_MARGIN_MS: String(24 * 3_600_000),
-    });
+    const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local'], { NYL_HEARTBEAT_INTERVAL: '200ms' });
     expect(r.code, r.stderr).toBe(0);
     const subjects = git(dir, 'log', '--format=%s', 'refs/nyl/dev/lease').split('\n');
     // Taken, renewed several times while `sleep 2` ran, released in the transition.
-    const renewals = subjects.filter((s) => s.startsWith('nyl: renew lease dev'));
+    const renewals = leaseDocs(dir);
     expect(renewals.length).toBeGreaterThanOrEqual(3);
+    expect(renewals.every((l) => l.heartbeatMs === 200)).toBe(true);
+    // The wave's deadline (30m timeout + 10m grace) is far: renewals keep it.
+    expect(new Set(renewals.map((l) => l.deadline)).size).toBe(1);
+    expect(new Set(renewals.map((l) => l.renewedAt)).size).toBe(renewals.length);
     expect(subjects[0]).toMatch(/^nyl: release lease dev/);
     expect(subjects[subjects.length - 1]).toMatch(/^nyl: lease dev for reconcile/);
-    // Without the knobs a two-second wave takes the lease and releases it, nothing in between.
+    // Near the deadline (a margin longer than it), each renewal moves it.
+    const near = makeRepo({ 'nyl.yaml': `${ENV_DEV}${command('long', 'sleep 2')}` });
+    const n = await nyl(near, ['reconcile', '-e', 'dev', '--local'], {
+      NYL_HEARTBEAT_INTERVAL: '200ms',
+      NYL_TEST_RENEW_MARGIN_MS: String(24 * 3_600_000),
+    });
+    expect(n.code, n.stderr).toBe(0);
+    const moved = leaseDocs(near);
+    expect(new Set(moved.map((l) => l.deadline)).size).toBe(moved.length);
+    // With the default interval (30 s) a two-second wave takes the lease and releases it, nothing in between.
     const plain = makeRepo({ 'nyl.yaml': `${ENV_DEV}${command('long', 'sleep 2')}` });
     expect((await nyl(plain, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
     expect(git(plain, 'rev-list', '--count', 'refs/nyl/dev/lease')).toBe('2');

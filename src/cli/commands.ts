@@ -18,6 +18,11 @@ export const COMMON: Record<string, OptionSpec> = {
     help: 'configuration file or directory, read from the source commit (default: nyl.yaml)',
   },
   json: { type: 'boolean', help: 'print one JSON document instead of tables' },
+  'network-timeout': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'bound of each call to the remote (default: 60s, or NYL_NETWORK_TIMEOUT); past it the call is ended and settled',
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 

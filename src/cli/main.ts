@@ -14,7 +14,9 @@ import { status } from '../core/ops/status.js';
 import { teardown } from '../core/ops/teardown.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
+import { configureWatchdog } from '../core/proc/watchdog.js';
 import { RemoteBackend } from '../core/state/remote-backend.js';
+import { backoffStats } from '../core/util/backoff.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem } from '../core/util/errors.js';
@@ -147,6 +149,16 @@ export async function main(argv: string[], io: Io): Promise<number> {
       if (waitLeaseMs === undefined)
         throw usage(`--wait-lease ${values['wait-lease']} is not a duration`, 'pass a duration such as 30s or 10m');
     }
+    const networkText = (values['network-timeout'] as string | undefined) ?? process.env.NYL_NETWORK_TIMEOUT;
+    let networkTimeoutMs: number | undefined;
+    if (networkText !== undefined) {
+      networkTimeoutMs = parseDuration(networkText);
+      if (!networkTimeoutMs)
+        throw usage(
+          `--network-timeout ${networkText} is not a duration`,
+          'pass a duration such as 30s or 2m (or set NYL_NETWORK_TIMEOUT to one)',
+        );
+    }
     const reason = values.reason as string | undefined;
     const units = ([] as string[]).concat((values.unit as string | string[] | undefined) ?? []);
     const needsReason = ['recover', 'lease break', 'hold', 'resume'].includes(command) || values.reapply === true;
@@ -177,6 +189,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       if (!units.length && (values.retry || values.accept !== undefined))
         throw usage('--retry and --accept need --unit U', 'see `nyl recover --help`');
     }
+    configureWatchdog({ graceMs: cancellation.graceMs });
     progress = progressReporter(
       io.stderr,
       !json && ['reconcile', 'teardown'].includes(command) && process.env.NYL_PROGRESS !== '0',
@@ -190,6 +203,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         local: values.local === true,
         remote: values.remote as string | undefined,
         waitLeaseMs,
+        networkTimeoutMs,
       },
       { cancellation, onEvent: progress.onEvent },
     );
@@ -271,6 +285,8 @@ function withStats<T extends object>(r: T, ctx: OpContext | undefined) {
       gitProcesses: gitStats.spawns,
       toolProcesses: toolStats.spawns,
       remoteRoundTrips: b instanceof RemoteBackend ? b.roundTrips : 0,
+      remoteRetries: b instanceof RemoteBackend ? b.retries : 0,
+      backoffWaits: backoffStats.waits,
     },
   };
 }

@@ -1,4 +1,5 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawnGroup } from '../proc/children.js';
 import { gitEnv, gitStats } from './exec.js';
 
 export interface CatFileObject {
@@ -17,19 +18,20 @@ interface Pending {
  * pipelined, so reading N state documents costs one process, not N.
  */
 export class CatFile {
-  private child: ChildProcessWithoutNullStreams | undefined;
+  private child: ChildProcess | undefined;
+  private closed = false;
   private buf: Buffer = Buffer.alloc(0);
   private queue: Pending[] = [];
   private failed: Error | undefined;
 
   constructor(private readonly cwd: string) {}
 
-  private start(): ChildProcessWithoutNullStreams {
+  private start(): ChildProcess {
     if (this.child) return this.child;
     gitStats.spawns++;
     gitStats.commands.push('cat-file');
-    const child = spawn('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv(), detached: true });
-    child.stdout.on('data', (d: Buffer) => {
+    const child = spawnGroup('git', ['cat-file', '--batch'], { cwd: this.cwd, env: gitEnv(), stdio: 'pipe' });
+    child.stdout?.on('data', (d: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
       this.drain();
     });
@@ -42,8 +44,8 @@ export class CatFile {
       if (this.queue.length) fail(new Error(`git cat-file exited with ${code}`));
       this.child = undefined;
     });
-    child.stdin.on('error', () => {});
-    child.stderr.resume();
+    child.stdin?.on('error', () => {});
+    child.stderr?.resume();
     this.child = child;
     return child;
   }
@@ -71,17 +73,20 @@ export class CatFile {
   /** Reads an object by name (`oid`, `ref`, `rev:path`); undefined when it does not exist. */
   read(name: string): Promise<CatFileObject | undefined> {
     if (this.failed) return Promise.reject(this.failed);
+    // A read after close would start a reader nobody ends (and keep the process alive).
+    if (this.closed) return Promise.reject(new Error('the repository was closed'));
     if (/[\n]/.test(name)) return Promise.resolve(undefined);
     const child = this.start();
     return new Promise((resolve, reject) => {
       this.queue.push({ resolve, reject });
-      child.stdin.write(`${name}\n`);
+      child.stdin?.write(`${name}\n`);
     });
   }
 
   close(): void {
+    this.closed = true;
     if (this.child) {
-      this.child.stdin.end();
+      this.child.stdin?.end();
       this.child = undefined;
     }
   }

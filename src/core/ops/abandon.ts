@@ -12,7 +12,8 @@ export async function releaseAbandoned(
   ctx: OpContext,
   opts: { environment: string; isOurs: (lease: LeaseDoc) => boolean; note: string },
 ): Promise<{ released?: string }> {
-  const { state } = await loadEnvironment(ctx, opts.environment);
+  // Whatever cannot be read is not this job's to release (nor to write over).
+  const { state } = await loadEnvironment(ctx, opts.environment, () => true);
   const lease = state.lease;
   if (lease?.state !== 'held' || !opts.isOurs(lease)) return {};
   const run = state.runs.get(lease.run);

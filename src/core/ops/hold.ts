@@ -1,4 +1,5 @@
-import type { ObservedUnit } from '../state/documents.js';
+import { FILES, type ObservedUnit } from '../state/documents.js';
+import type { Unreadable } from '../state/read.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { isoTime } from '../util/time.js';
 import { uuid7 } from '../util/uuid7.js';
@@ -15,11 +16,16 @@ export interface UnitOpOptions {
 }
 
 /** Loads for a state write about one unit that must exist in the configuration or the state. */
-export async function loadForUnitWrite(ctx: OpContext, opts: UnitOpOptions): Promise<Loaded> {
-  let loaded = await loadEnvironment(ctx, opts.environment);
+export async function loadForUnitWrite(
+  ctx: OpContext,
+  opts: UnitOpOptions,
+  tolerate?: (u: Unreadable) => boolean,
+): Promise<Loaded> {
+  let loaded = await loadEnvironment(ctx, opts.environment, tolerate);
   refuseUnpublished(loaded);
   loaded = await waitForNonImportWrite(ctx, loaded);
-  if (!loaded.sel.units.has(opts.unit) && !loaded.state.observed.has(opts.unit))
+  const s = loaded.state;
+  if (!loaded.sel.units.has(opts.unit) && !s.observed.has(opts.unit) && !s.observedFiles.has(FILES.unit(opts.unit)))
     throw new NylError(
       problem('NYL-UNIT-UNKNOWN', `${opts.environment} has no unit ${opts.unit}`, {
         subject: opts.unit,

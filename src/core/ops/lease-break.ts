@@ -1,22 +1,31 @@
+import type { RefUpdate } from '../git/repo.js';
 import type { LeaseDoc } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
-import { currentHolder, holderText, leaseVerdict } from '../state/lease.js';
+import { currentHolder, holderText, type LeaseVerdict, leaseVerdict } from '../state/lease.js';
+import type { EnvState, Unreadable } from '../state/read.js';
 import { prettyJson } from '../util/canonical.js';
-import { Exit, NylError, problem } from '../util/errors.js';
+import { Exit, NylError, type Problem, problem } from '../util/errors.js';
 import { isoTime } from '../util/time.js';
 import type { OpReport } from './report.js';
+import { subjectOf } from './unreadable.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
+
+/** What `lease break` may replace: a lease, run or evidence ref it cannot read is its business. */
+const replaceable = (u: Unreadable) => u.scope === 'lease' || u.scope === 'run' || u.scope === 'evidence';
 
 /**
  * Declares the lease's holder gone: a new lease commit in state `broken` naming who broke it and
  * why. The holder, if alive, can no longer write state; only an importer takes the lease over.
+ * It is also the way out of state that cannot be read: an unreadable lease is replaced, and an
+ * unreadable run or evidence ref is set aside under `unreadable/`, all recorded in the break.
  */
 export async function leaseBreak(ctx: OpContext, opts: { environment: string; reason: string }): Promise<OpReport> {
   const env = opts.environment;
-  const { state } = await loadEnvironment(ctx, env);
+  const { state } = await loadEnvironment(ctx, env, replaceable);
   const v = leaseVerdict(state, ctx.now());
   const base = { operation: 'lease-break', environment: env };
-  if (v.kind === 'free')
+  const replaced = state.unreadable.filter(replaceable);
+  if (!replaced.length && v.kind === 'free')
     return {
       ...base,
       outcome: 'nothing to break',
@@ -24,61 +33,103 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
       problems: [],
       exit: Exit.ok,
     };
-  if (v.kind === 'broken')
+  if (!replaced.length && v.kind === 'broken')
     return { ...base, outcome: 'already broken', facts: [['broken', `run ${v.run}`]], problems: [], exit: Exit.ok };
-  // The lease ref may be gone while a run ref holds the environment: rebuild the lease from it.
-  const run = state.runs.get(v.run);
-  const held: LeaseDoc =
-    state.lease && state.lease.run === v.run
-      ? state.lease
-      : {
-          schema: 'nyl.lease/v1',
-          environment: env,
-          state: 'held',
-          run: v.run,
-          operation: run?.record?.operation ?? 'unknown',
-          holder: run?.record?.holder ?? currentHolder(),
-          acquiredAt: run?.record?.startedAt ?? isoTime(ctx.now()),
-          renewedAt: run?.record?.updatedAt ?? isoTime(ctx.now()),
-          deadline: run?.record?.deadline ?? isoTime(ctx.now()),
-        };
+  const held = heldLease(state, v, replaced, ctx.now());
   const who = await ctx.repo.signature();
+  const setAside = [...new Map(replaced.filter((u) => u.scope !== 'lease').map((u) => [u.ref, u])).values()];
   const broken: LeaseDoc = {
     ...held,
     state: 'broken',
-    broken: { at: isoTime(ctx.now()), by: `${who.name} <${who.email}>`, reason: opts.reason },
+    broken: {
+      at: isoTime(ctx.now()),
+      by: `${who.name} <${who.email}>`,
+      reason: opts.reason,
+      ...(replaced.length
+        ? {
+            replaced: replaced.map((u) => ({
+              ref: subjectOf(u),
+              tip: u.tip,
+              cause: u.cause,
+              ...(u.scope !== 'lease' ? { setAside: state.refs.unreadable(u.id as string) } : {}),
+            })),
+          }
+        : {}),
+    },
   };
+  const leaseTip = state.tips.lease;
+  const parentOk = leaseTip && (await ctx.repo.readObject(leaseTip))?.type === 'commit';
   const batch = ctx.repo.batch();
   const tree = batch.tree(new Map([[FILES.lease, Buffer.from(prettyJson(broken))]]));
   const commit = batch.commit({
     tree,
-    parents: state.tips.lease ? [state.tips.lease] : [],
+    parents: parentOk ? [leaseTip] : [],
     author: who,
-    message: `nyl: break lease ${env} of run ${v.run}\n\nreason: ${opts.reason}\n`,
+    message: `nyl: break lease ${env} of run ${held.run}\n\nreason: ${opts.reason}\n${replaced.map((u) => `replaced: ${subjectOf(u)} (${u.cause})\n`).join('')}`,
   });
   await batch.flush();
-  if (!(await ctx.backend.update([{ ref: state.refs.lease, old: state.tips.lease, new: commit }])))
+  const updates: RefUpdate[] = [{ ref: state.refs.lease, old: leaseTip, new: commit }];
+  for (const u of setAside)
+    updates.push(
+      { ref: u.ref, old: u.tip, new: undefined },
+      { ref: state.refs.unreadable(u.id as string), old: undefined, new: u.tip },
+    );
+  if (!(await ctx.backend.update(updates)))
     throw new NylError(
       problem('NYL-LEASE-HELD', `the lease of ${env} changed while breaking it`, {
         exit: Exit.refused,
         fix: `run \`nyl status -e ${env}\` and break it again if its holder is still gone`,
       }),
     );
-  return {
-    ...base,
-    outcome: 'done',
-    facts: [['broken', `run ${v.run}`]],
-    problems: [
+  const problems: Problem[] = [
+    problem(
+      'NYL-LEASE-HELD',
+      `the lease of run ${held.run} by ${holderText(held.holder)} was broken; if that run is still alive it may still cause effects, but it can no longer write state`,
+      {
+        severity: 'warning',
+        exit: Exit.ok,
+        fix: 'make sure the runner is gone; units it was executing become uncertain at the next run',
+      },
+    ),
+  ];
+  for (const u of setAside)
+    problems.push(
       problem(
-        'NYL-LEASE-HELD',
-        `the lease of run ${v.run} by ${holderText(held.holder)} was broken; if that run is still alive it may still cause effects, but it can no longer write state`,
+        'NYL-STATE-UNREADABLE',
+        `${u.ref} could not be read (${u.cause}) and was set aside to ${state.refs.unreadable(u.id as string)}; what run ${u.id} did cannot be known from it`,
         {
           severity: 'warning',
+          subject: u.ref,
           exit: Exit.ok,
-          fix: 'make sure the runner is gone; units it was executing become uncertain at the next run',
+          fix: `check the units that run may have been executing; \`git show ${u.tip}\` shows what is left of its record`,
         },
       ),
-    ],
-    exit: Exit.ok,
+    );
+  const facts: [string, string][] = [['broken', `run ${held.run}`]];
+  for (const u of replaced) facts.push(['replaced', `${subjectOf(u)} (${u.cause})`]);
+  return { ...base, outcome: 'done', facts, problems, exit: Exit.ok };
+}
+
+/**
+ * The lease as held, to be broken: the lease document itself, or — when the lease ref is gone or
+ * cannot be read — one rebuilt from the run ref that holds the environment.
+ */
+function heldLease(state: EnvState, v: LeaseVerdict, replaced: Unreadable[], now: number): LeaseDoc {
+  const runId =
+    v.kind === 'held' || v.kind === 'expired' || v.kind === 'broken'
+      ? v.run
+      : (replaced.find((u) => u.id)?.id ?? state.lease?.run ?? 'unknown');
+  if (state.lease && state.lease.run === runId) return state.lease;
+  const run = state.runs.get(runId);
+  return {
+    schema: 'nyl.lease/v1',
+    environment: state.environment,
+    state: 'held',
+    run: runId,
+    operation: run?.record?.operation ?? 'unknown',
+    holder: run?.record?.holder ?? (replaced.length ? { id: 'unknown' } : currentHolder()),
+    acquiredAt: run?.record?.startedAt ?? isoTime(now),
+    renewedAt: run?.record?.updatedAt ?? isoTime(now),
+    deadline: run?.record?.deadline ?? isoTime(now),
   };
 }

@@ -2,10 +2,10 @@ import type { ExecuteContext, ExecuteResult, InspectResult } from '../drivers/dr
 import { driverFor } from '../drivers/index.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
-import type { Checkpoint, Condition, ObservedUnit, Receipt, RunRecord } from '../state/documents.js';
+import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
-import type { RunSession } from '../state/run-session.js';
+import { Backoff } from '../util/backoff.js';
 import { prettyJson } from '../util/canonical.js';
 import { crashPoint } from '../util/crash.js';
 import { Exit, NylError, type Problem, problem } from '../util/errors.js';
@@ -54,7 +54,9 @@ class LostRace extends Error {}
  */
 export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
   const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
+  const backoff = new Backoff();
   for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) await backoff.wait({ until, now: ctx.now, cancellation: ctx.cancellation });
     try {
       return await reconcileOnce(
         attempt === 0 ? ctx : { ...ctx, opts: { ...ctx.opts, waitLeaseMs: Math.max(0, until - ctx.now()) } },
@@ -297,10 +299,9 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       await write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
 
       let finished = 0;
-      const renewal = renewDuringWave(session, record, ctx.now);
       await mapPool(toRun, opts.parallelism ?? DEFAULT_PARALLELISM, async (t) => {
-        // A cancel, or a lease found lost, stops units waiting for a slot: they never started.
-        if (ctx.cancellation.requested || renewal.lost) {
+        // A cancel, or a lease found lost by the heartbeat, stops units waiting for a slot: they never started.
+        if (ctx.cancellation.requested || session.heartbeatFailure !== undefined) {
           outcomes.set(t.name, notStarted(t.name, t.desired));
           return;
         }
@@ -322,7 +323,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         });
         if (++finished === 1) crashPoint('mid-wave');
       });
-      await renewal.stop();
+      await session.settleHeartbeat();
       record.executing = [];
     }
 
@@ -467,44 +468,6 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     }
     throw e;
   }
-}
-
-/** Interval at which a long wave checks its deadline, and how close it may come before renewing. */
-// NYL_TEST_RENEW_* shorten them for the test that watches a renewal happen (test-only knobs).
-const RENEW_CHECK_MS = Number(process.env.NYL_TEST_RENEW_CHECK_MS) || 60_000;
-const RENEW_MARGIN_MS = Number(process.env.NYL_TEST_RENEW_MARGIN_MS) || 5 * 60_000;
-
-/**
- * Keeps the lease alive while a wave runs longer than planned (e.g. a cancel grace window on top of
- * the longest timeout): renews with the run record when the deadline comes within the margin.
- * A renewal that finds the lease lost is rethrown when the wave ends.
- */
-function renewDuringWave(session: RunSession, record: RunRecord, now: () => number) {
-  let inFlight: Promise<void> = Promise.resolve();
-  let failure: unknown;
-  const timer = setInterval(() => {
-    if (Date.parse(record.deadline) - now() > RENEW_MARGIN_MS) return;
-    inFlight = inFlight.then(async () => {
-      const t = now();
-      record.deadline = isoTime(t + GRACE_MS);
-      record.updatedAt = isoTime(t);
-      await session.checkpoint(record, GRACE_MS, t).catch((e) => {
-        failure ??= e;
-      });
-    });
-  }, RENEW_CHECK_MS);
-  timer.unref();
-  return {
-    /** The lease was found lost: start nothing more. */
-    get lost() {
-      return failure !== undefined;
-    },
-    async stop() {
-      clearInterval(timer);
-      await inFlight;
-      if (failure) throw failure;
-    },
-  };
 }
 
 /**

@@ -7,11 +7,12 @@ import { Exit, NylError, problem } from '../util/errors.js';
 import { uuid7 } from '../util/uuid7.js';
 import { evaluateAll } from './evaluate.js';
 import { leaseHeldProblem } from './lease-problems.js';
+import { waitForLease } from './lease-wait.js';
 import { transitionMessage } from './message.js';
 import type { OpReport } from './report.js';
 import { importRuns } from './takeover.js';
 import { consumedRefs, desiredFiles, importLists, keyResolver, messageUnits, observedFiles } from './transition.js';
-import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
+import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
 
 export interface RecoverOptions {
   environment: string;
@@ -43,15 +44,15 @@ export async function waitForNonImportWrite(ctx: OpContext, loaded: Loaded): Pro
   const env = loaded.sel.environment;
   const unimported = (l: Loaded) => [...l.state.runs.keys()];
   let current = loaded;
-  current = await waitForLease(
-    ctx,
-    current,
-    (v) => v.kind !== 'held' && v.kind !== 'broken',
-    (v: LeaseVerdict) =>
-      v.kind === 'broken'
-        ? leaseBrokenError(env, v.run)
-        : new NylError(leaseHeldProblem(env, v as Extract<LeaseVerdict, { kind: 'held' }>)),
-  );
+  current = (
+    await waitForLease(ctx, current, {
+      accept: (v) => v.kind !== 'held' && v.kind !== 'broken',
+      refusal: (v: LeaseVerdict) =>
+        v.kind === 'broken'
+          ? leaseBrokenError(env, v.run)
+          : new NylError(leaseHeldProblem(env, v as Extract<LeaseVerdict, { kind: 'held' }>)),
+    })
+  ).loaded;
   const left = unimported(current);
   if (left.length)
     throw new NylError(
@@ -72,7 +73,8 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   const env = opts.environment;
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
-  loaded = await waitForLease(ctx, loaded);
+  const waited = await waitForLease(ctx, loaded, { confirmExpired: true });
+  loaded = waited.loaded;
   const { sel, state } = loaded;
   const base = { operation: 'recover', environment: env };
   const v = leaseVerdict(state, ctx.now());
@@ -125,7 +127,7 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   ];
   if (imp.leaseBroken) facts.push(['leaseBroken', canonicalJson(imp.leaseBroken)]);
   facts.push(['recovered', JSON.stringify(imp.recovered)]);
-  return { ...base, outcome: 'done', facts, problems: imp.problems, exit: Exit.ok };
+  return { ...base, outcome: 'done', facts, problems: [...waited.problems, ...imp.problems], exit: Exit.ok };
 }
 
 interface Evidence {

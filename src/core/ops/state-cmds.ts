@@ -1,51 +1,60 @@
 import { FILES } from '../state/documents.js';
+import { readDesiredDocs, type Unreadable } from '../state/read.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
 import { operatorIdentity, writeObserved } from './state-write.js';
+import { subjectOf } from './unreadable.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
-/** `nyl state show`: the recorded documents of one unit (or every unit), as stored. */
+/** `nyl state show`: the recorded documents of one unit (or every unit), as stored; unreadable ones say why. */
 export async function stateShow(
   ctx: OpContext,
   opts: { environment: string; unit?: string },
 ): Promise<{ text: string; json: unknown }> {
-  const { state } = await loadEnvironment(ctx, opts.environment);
+  const { state } = await loadEnvironment(ctx, opts.environment, () => true);
   const names = opts.unit ? [opts.unit] : [...state.observed.keys()].sort();
-  if (opts.unit && !state.observed.has(opts.unit) && !state.desiredFiles.has(FILES.unit(opts.unit)))
+  const bad = state.unreadable.filter((u) => !opts.unit || u.unit === opts.unit || !u.unit);
+  if (opts.unit && !state.observedFiles.has(FILES.unit(opts.unit)) && !state.desiredFiles.has(FILES.unit(opts.unit)))
     throw new NylError(
       problem('NYL-UNIT-UNKNOWN', `${opts.environment} has no recorded state for unit ${opts.unit}`, {
         subject: opts.unit,
         fix: `run \`nyl status -e ${opts.environment}\` to see its units`,
       }),
     );
+  const { docs, unreadable } = await readDesiredDocs(ctx.repo, state, names);
   const out: Record<string, unknown> = {};
-  for (const n of names) {
-    const d = state.desiredFiles.get(FILES.unit(n));
-    const desired = d ? JSON.parse((await ctx.repo.readBlobs([d]))[0]?.toString('utf8') ?? 'null') : undefined;
-    out[n] = { observed: state.observed.get(n), desired };
-  }
+  for (const n of names) out[n] = { observed: state.observed.get(n), desired: docs.get(n) };
   const json = {
     environment: opts.environment,
     observedTip: state.tips.observed,
     desiredTip: state.tips.desired,
     units: out,
+    ...([...bad, ...unreadable].length
+      ? { unreadable: [...bad, ...unreadable].map((u) => ({ at: subjectOf(u), tip: u.tip, cause: u.cause })) }
+      : {}),
   };
   return { text: prettyJson(json), json };
 }
 
+/** `state forget --unit U` may replace U's own documents when they cannot be read: that is its job. */
+const unitDocOf = (unit: string) => (u: Unreadable) =>
+  u.unit === unit && (u.scope === 'observed' || u.scope === 'desired');
+
 /**
  * `nyl state forget`: drops a unit's recorded state (receipt, condition, desired document, log).
- * For a unit that left the configuration, or whose resource is gone by other means.
+ * For a unit that left the configuration, whose resource is gone by other means, or whose
+ * recorded documents cannot be read.
  */
 export async function stateForget(
   ctx: OpContext,
   opts: { environment: string; unit: string; reason?: string },
 ): Promise<OpReport> {
-  const { sel, state } = await loadForUnitWrite(ctx, opts);
+  const { sel, state } = await loadForUnitWrite(ctx, opts, unitDocOf(opts.unit));
   const env = opts.environment;
-  if (!state.observed.has(opts.unit) && !state.desiredFiles.has(FILES.unit(opts.unit)))
+  const path = FILES.unit(opts.unit);
+  if (!state.observedFiles.has(path) && !state.desiredFiles.has(path))
     return {
       operation: 'state-forget',
       environment: env,
@@ -55,13 +64,17 @@ export async function stateForget(
       exit: Exit.ok,
     };
   const who = await operatorIdentity(ctx);
+  const unreadable = state.unreadable.filter(unitDocOf(opts.unit));
+  const forgot =
+    state.observed.get(opts.unit) ??
+    (unreadable.length ? { unreadable: unreadable.map((u) => ({ at: subjectOf(u), cause: u.cause })) } : null);
   const message = [
     `nyl: state-forget ${env} ${opts.unit}`,
     '',
     `unit: ${opts.unit}`,
     `by: ${who}`,
     ...(opts.reason ? [`reason: ${JSON.stringify(opts.reason)}`] : []),
-    `forgot: ${JSON.stringify(state.observed.get(opts.unit) ?? null)}`,
+    `forgot: ${JSON.stringify(forgot)}`,
     '',
   ].join('\n');
   const { observed } = await writeObserved(ctx, state, 'state-forget', new Map([[opts.unit, null]]), message, {

@@ -1,17 +1,23 @@
-import { holderText, leaseVerdict } from '../state/lease.js';
+import type { Selection } from '../resolve/select.js';
+import { dependantsOf } from '../resolve/select.js';
+import { clockSkewProblems, holderText, leaseVerdict } from '../state/lease.js';
+import type { EnvState } from '../state/read.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
 import { driftOf, WHY_TEXT } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import { uncertainProblem } from './reconcile.js';
 import type { StatusReport, StatusRow } from './report.js';
 import { lateCheckpoints, previewImport } from './takeover.js';
-import { loadEnvironment, type OpContext } from './workspace.js';
+import { unreadableProblem } from './unreadable.js';
+import { loadEnvironment, type OpContext, whereOf } from './workspace.js';
 
 /** The environment's state as recorded, compared with the configuration at the source commit. */
 export async function status(ctx: OpContext, opts: { environment: string }): Promise<StatusReport> {
-  const { cfg, sel, state: recorded, unpublished } = await loadEnvironment(ctx, opts.environment);
+  // Status reports what it can read next to what it cannot: every unreadable ref or document is an error.
+  const { cfg, sel, state: recorded, unpublished } = await loadEnvironment(ctx, opts.environment, () => true);
   const env = opts.environment;
-  const problems: Problem[] = [];
+  const problems: Problem[] = recorded.unreadable.map((u) => unreadableProblem(u, whereOf(ctx, env)));
+  const unreadable = unreadableUnits(recorded, sel);
   const v = leaseVerdict(recorded, ctx.now());
   // Runs left behind and not imported yet: show what the import will record, and say so.
   const { state, problems: unimported } = previewImport(sel, recorded, v, ctx.now());
@@ -92,7 +98,10 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
       stateName = 'pending';
       detail = e.evaluation.reason;
     }
-    rows.push({ unit: e.name, kind: e.kind, state: stateName, receipt, lastRun, detail });
+    const bad = unreadable.get(e.name);
+    if (bad)
+      rows.push({ unit: e.name, kind: e.kind, state: 'unreadable', receipt: 'unknown', lastRun: '', detail: bad });
+    else rows.push({ unit: e.name, kind: e.kind, state: stateName, receipt, lastRun, detail });
   }
   for (const [name, o] of state.observed) {
     if (sel.units.has(name)) continue;
@@ -106,7 +115,7 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
       detail: o.condition?.reason ?? 'no longer in the configuration; its recorded state is kept',
     });
   }
-  problems.push(...lateCheckpoints(recorded));
+  problems.push(...lateCheckpoints(recorded), ...clockSkewProblems(recorded, ctx.now()));
   if (unpublished.length)
     problems.push(
       problem(
@@ -142,4 +151,20 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
   };
+}
+
+/**
+ * Units whose recorded state cannot be read, with why: their own document, or the whole observed
+ * ref; and every unit that needs one of them (its inputs would come from that state).
+ */
+function unreadableUnits(state: EnvState, sel: Selection): Map<string, string> {
+  const out = new Map<string, string>();
+  const whole = state.unreadable.find((u) => u.scope === 'observed' && !u.unit);
+  for (const u of state.unreadable)
+    if (u.scope === 'observed' && u.unit) out.set(u.unit, `its observed document cannot be read: ${u.cause}`);
+  if (whole) for (const n of sel.units.keys()) out.set(n, `the observed ref cannot be read: ${whole.cause}`);
+  for (const bad of [...out.keys()])
+    for (const d of dependantsOf(sel.units, bad))
+      if (!out.has(d)) out.set(d, `needs ${bad}, whose recorded state cannot be read`);
+  return out;
 }

@@ -1,14 +1,22 @@
 import type { DesiredUnit } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
-import { type Checkpoint, type Condition, FILES, type LeaseDoc, type ObservedUnit } from '../state/documents.js';
+import {
+  type BreakInfo,
+  type Checkpoint,
+  type Condition,
+  FILES,
+  type LeaseDoc,
+  type ObservedUnit,
+} from '../state/documents.js';
 import type { LeaseVerdict } from '../state/lease.js';
-import { leaseVerdict } from '../state/lease.js';
+import { clockSkewProblems, leaseVerdict } from '../state/lease.js';
 import type { EnvState, RunRefState } from '../state/read.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
 import { isoTime } from '../util/time.js';
+import { waitForLease } from './lease-wait.js';
 import type { UnitRow } from './report.js';
 import { keyResolver } from './transition.js';
-import { loadEnvironment, type OpContext, refuseUnpublished, waitForLease } from './workspace.js';
+import { loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
 
 /** What taking over from dead runs changes, before anything executes. */
 export interface ImportResult {
@@ -26,8 +34,6 @@ export interface ImportResult {
   leaseBroken?: BreakInfo | BreakInfo[];
   problems: Problem[];
 }
-
-type BreakInfo = { at: string; by: string; reason: string };
 
 /**
  * Breaks not recorded yet, by the run whose lease was broken: the current lease's, and any a dead
@@ -271,12 +277,18 @@ export function previewImport(
 export async function loadTakingOver(ctx: OpContext, env: string) {
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
-  loaded = await waitForLease(ctx, loaded);
+  const waited = await waitForLease(ctx, loaded, { confirmExpired: true });
+  loaded = waited.loaded;
   const original = loaded.state;
   const verdict = leaseVerdict(original, ctx.now());
   const takeover = original.runs.size > 0 || verdict.kind === 'broken';
   const imp = takeover ? importRuns(loaded.sel, original, keyResolver(loaded.sel), ctx.now()) : undefined;
   const state: EnvState = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
-  const problems: Problem[] = [...(imp?.problems ?? []), ...lateCheckpoints(original)];
+  const problems: Problem[] = [
+    ...waited.problems,
+    ...clockSkewProblems(original, ctx.now()),
+    ...(imp?.problems ?? []),
+    ...lateCheckpoints(original),
+  ];
   return { cfg: loaded.cfg, sel: loaded.sel, original, verdict, takeover, imp, state, problems };
 }

@@ -4,6 +4,7 @@ import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { GRACE_MS } from '../state/lease.js';
+import { readDesiredDocs } from '../state/read.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { secretMasker } from '../util/mask.js';
@@ -16,7 +17,8 @@ import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
 import { loadTakingOver } from './takeover.js';
 import { consumedRefs, desiredFilesWithout, importLists, messageUnits, observedFiles } from './transition.js';
-import type { OpContext } from './workspace.js';
+import { refuseUnreadable } from './unreadable.js';
+import { type OpContext, whereOf } from './workspace.js';
 
 /** Reverse dependency order: a unit goes only after every unit that needs it has gone. */
 function reverseWaves(docs: Map<string, DesiredUnit>): string[][] {
@@ -53,14 +55,9 @@ export async function teardown(
   const { cfg, sel, original, verdict, takeover, imp, state, problems } = await loadTakingOver(ctx, env);
 
   // What to destroy: every unit with recorded state, with the document it was last resolved to.
-  const docs = new Map<string, DesiredUnit>();
   const names = [...state.observed.keys()];
-  const oids = names.map((n) => state.desiredFiles.get(FILES.unit(n)));
-  const bodies = await ctx.repo.readBlobs(oids.filter((o): o is string => !!o));
-  let k = 0;
-  names.forEach((n, i) => {
-    if (oids[i]) docs.set(n, JSON.parse((bodies[k++] as Buffer).toString('utf8')) as DesiredUnit);
-  });
+  const { docs, unreadable } = await readDesiredDocs(ctx.repo, state, names);
+  refuseUnreadable({ ...state, unreadable }, whereOf(ctx, env));
   const current = evaluateAll(sel, state);
   for (const n of names) {
     const d = current.get(n)?.desired;

@@ -2,12 +2,11 @@ import { type Config, loadConfig } from '../config/load.js';
 import { GitError, GitRepo } from '../git/repo.js';
 import { type Selection, selectEnvironment } from '../resolve/select.js';
 import { LocalBackend, type RefBackend } from '../state/backend.js';
-import { type LeaseVerdict, leaseVerdict } from '../state/lease.js';
-import { type EnvState, readEnvironment } from '../state/read.js';
-import { RemoteBackend, unpublishedLocalWork } from '../state/remote-backend.js';
+import { type EnvState, readEnvironment, type Unreadable } from '../state/read.js';
+import { DEFAULT_NETWORK_TIMEOUT_MS, RemoteBackend, unpublishedLocalWork } from '../state/remote-backend.js';
 import { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
-import { leaseHeldProblem } from './lease-problems.js';
+import { refuseUnreadable, type Where } from './unreadable.js';
 
 export interface WorkspaceOptions {
   cwd: string;
@@ -18,6 +17,8 @@ export interface WorkspaceOptions {
   remote?: string;
   /** --wait-lease: how long to wait for a held lease, in ms. */
   waitLeaseMs?: number;
+  /** --network-timeout: the bound of one call to the remote, in ms (default 60 s). */
+  networkTimeoutMs?: number;
 }
 
 export type ProgressEvent =
@@ -51,11 +52,17 @@ export async function openWorkspace(
       );
     throw e;
   }
+  const cancellation = extra.cancellation ?? new Cancellation();
   return {
     repo,
-    backend: opts.local ? new LocalBackend(repo) : new RemoteBackend(repo, opts.remote ?? 'origin'),
+    backend: opts.local
+      ? new LocalBackend(repo)
+      : new RemoteBackend(repo, opts.remote ?? 'origin', {
+          timeoutMs: opts.networkTimeoutMs ?? DEFAULT_NETWORK_TIMEOUT_MS,
+          cancellation,
+        }),
     opts,
-    cancellation: extra.cancellation ?? new Cancellation(),
+    cancellation,
     now: () => Date.now(),
     onEvent: extra.onEvent ?? (() => {}),
   };
@@ -69,22 +76,42 @@ export interface Loaded {
   unpublished: string[];
   /** The remote, in remote mode. */
   remote?: string;
+  /** State that could not be read and that this operation may still go on with (default: none). */
+  tolerate: (u: Unreadable) => boolean;
 }
 
-/** Configuration from the source commit, the environment's selection and its state. */
-export async function loadEnvironment(ctx: OpContext, environment: string): Promise<Loaded> {
+/** Where an environment's state lives, for the commands fixes print. */
+export function whereOf(ctx: OpContext, environment: string): Where {
+  return { environment, local: ctx.opts.local, remote: ctx.opts.remote ?? 'origin' };
+}
+
+/**
+ * Configuration from the source commit, the environment's selection and its state. State that
+ * cannot be read is refused (NYL-STATE-UNREADABLE) unless `tolerate` allows it.
+ */
+export async function loadEnvironment(
+  ctx: OpContext,
+  environment: string,
+  tolerate: (u: Unreadable) => boolean = () => false,
+): Promise<Loaded> {
   const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
   const sel = selectEnvironment(cfg, environment);
   return {
     cfg,
     sel,
-    ...(await readState(ctx, sel)),
+    ...(await readState(ctx, sel, tolerate)),
     remote: ctx.opts.local ? undefined : (ctx.opts.remote ?? 'origin'),
+    tolerate,
   };
 }
 
-export async function readState(ctx: OpContext, sel: Selection): Promise<{ state: EnvState; unpublished: string[] }> {
+export async function readState(
+  ctx: OpContext,
+  sel: Selection,
+  tolerate: (u: Unreadable) => boolean,
+): Promise<{ state: EnvState; unpublished: string[] }> {
   const state = await readEnvironment(ctx.repo, ctx.backend, sel.prefix, sel.environment);
+  refuseUnreadable(state, whereOf(ctx, sel.environment), tolerate);
   const b = ctx.backend;
   const unpublished =
     b instanceof RemoteBackend ? await unpublishedLocalWork(ctx.repo, state.allTips, b.localTips) : [];
@@ -106,33 +133,4 @@ export function refuseUnpublished(loaded: Loaded): void {
       },
     ),
   );
-}
-
-/**
- * Reads the environment until its lease is not held, for at most --wait-lease; without it, a
- * held lease is NYL-LEASE-HELD at once. Each poll is one fetch of the environment's refs.
- */
-export async function waitForLease(
-  ctx: OpContext,
-  loaded: Loaded,
-  accept: (v: LeaseVerdict) => boolean = (v) => v.kind !== 'held',
-  refusal: (v: LeaseVerdict) => NylError = (v) =>
-    new NylError(leaseHeldProblem(loaded.sel.environment, v as Extract<LeaseVerdict, { kind: 'held' }>)),
-): Promise<Loaded> {
-  const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
-  let current = loaded;
-  let delay = 250;
-  let told = false;
-  for (;;) {
-    const v = leaseVerdict(current.state, ctx.now());
-    if (accept(v)) return current;
-    if (ctx.now() >= until || ctx.cancellation.requested) throw refusal(v);
-    if (!told && v.kind === 'held') {
-      ctx.onEvent({ type: 'note', text: `waiting for the lease of ${loaded.sel.environment} (run ${v.run})` });
-      told = true;
-    }
-    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, until - ctx.now()))));
-    delay = Math.min(delay * 2, 5_000);
-    current = { ...current, ...(await readState(ctx, current.sel)) };
-  }
 }

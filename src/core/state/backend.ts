@@ -9,8 +9,19 @@ export interface RefBackend {
   readonly mode: 'local' | 'remote';
   /** Reads the tips of every ref under `prefix/` (for the remote: after one fetch). */
   list(prefix: string): Promise<Map<string, string>>;
-  /** Applies all updates or none; false when an expected old value did not hold (a lost race). */
-  update(updates: RefUpdate[]): Promise<boolean>;
+  /**
+   * Applies all updates or none; false when an expected old value did not hold (a lost race).
+   * `intent` says what the write is, for the message when its outcome cannot be known.
+   */
+  update(updates: RefUpdate[], intent?: WriteIntent): Promise<boolean>;
+}
+
+/** A write, in the operator's terms: what it is and what each possible outcome means. */
+export interface WriteIntent {
+  environment: string;
+  what: string;
+  ifLanded: string;
+  ifNot: string;
 }
 
 export class LocalBackend implements RefBackend {

@@ -7,6 +7,14 @@ export interface Holder {
   workflowRun?: string;
 }
 
+/** A lease break: who, when, why, and any unreadable lease, run or evidence ref it replaced. */
+export interface BreakInfo {
+  at: string;
+  by: string;
+  reason: string;
+  replaced?: { ref: string; tip: string; cause: string; setAside?: string }[];
+}
+
 export interface LeaseDoc {
   schema: 'nyl.lease/v1';
   environment: string;
@@ -17,7 +25,9 @@ export interface LeaseDoc {
   acquiredAt: string;
   renewedAt: string;
   deadline: string;
-  broken?: { at: string; by: string; reason: string };
+  /** How often the holder renews the lease while it runs (a taker waits two of these before calling it silent). */
+  heartbeatMs?: number;
+  broken?: BreakInfo;
 }
 
 export type RunState = 'claimed' | 'executing' | 'succeeded' | 'failed' | 'cancelled' | 'timeout';
@@ -42,7 +52,7 @@ export interface RunRecord {
   /** For `nyl exec`: the repair this run makes. */
   exec?: { unit: string; command: string[]; by: string; reason?: string };
   /** A broken lease this run took over, kept here until an import of it lands (then a later importer records it). */
-  takenOver?: { run: string; leaseBroken: { at: string; by: string; reason: string } };
+  takenOver?: { run: string; leaseBroken: BreakInfo };
   finishedAt?: string;
 }
 

@@ -1,7 +1,9 @@
 import type { GitRepo } from '../git/repo.js';
 import type { DesiredUnit } from '../resolve/desired.js';
+import { crashPoint } from '../util/crash.js';
 import type { RefBackend } from './backend.js';
 import { type Checkpoint, FILES, type LeaseDoc, type ObservedUnit, type RunRecord } from './documents.js';
+import { type DocumentKind, parseDocument } from './schemas.js';
 
 export interface EnvRefs {
   lease: string;
@@ -9,6 +11,8 @@ export interface EnvRefs {
   observed: string;
   run: (id: string) => string;
   evidence: (id: string) => string;
+  /** Where `nyl lease break` sets aside a run or evidence ref that cannot be read (never read again). */
+  unreadable: (id: string) => string;
 }
 
 export function envRefs(prefix: string, env: string): EnvRefs {
@@ -19,7 +23,22 @@ export function envRefs(prefix: string, env: string): EnvRefs {
     observed: `${base}/observed`,
     run: (id) => `${base}/runs/${id}`,
     evidence: (id) => `${base}/evidence/${id}`,
+    unreadable: (id) => `${base}/unreadable/${id}`,
   };
+}
+
+/** A ref, or one document on it, that cannot be read: never treated as empty, never written over. */
+export interface Unreadable {
+  ref: string;
+  tip: string;
+  /** The file in the ref's tree, when one document is the problem. */
+  file?: string;
+  cause: string;
+  scope: 'lease' | 'run' | 'evidence' | 'desired' | 'observed';
+  /** The unit the document belongs to (a unit document of desired or observed). */
+  unit?: string;
+  /** The run or evidence ref's id. */
+  id?: string;
 }
 
 export interface RunRefState {
@@ -57,22 +76,61 @@ export interface EnvState {
   desiredUids: Map<string, string>;
   runs: Map<string, RunRefState>;
   evidence: Map<string, RunRefState>;
+  /** What could not be read; an operation that would act on it refuses (NYL-STATE-UNREADABLE). */
+  unreadable: Unreadable[];
 }
 
-async function readJson<T>(repo: GitRepo, oid: string | undefined): Promise<T | undefined> {
-  if (!oid) return undefined;
-  const [body] = await repo.readBlobs([oid]);
-  return JSON.parse((body as Buffer).toString('utf8')) as T;
+const UNIT_DOC = /^units\/([^/]+)\.json$/;
+
+/** Reads refs and their documents, validating each; what cannot be read is collected, not thrown. */
+class Reader {
+  readonly unreadable: Unreadable[] = [];
+  constructor(private readonly repo: GitRepo) {}
+
+  /** The files of the commit a ref points at; undefined (and recorded) when it is not a readable commit. */
+  async files(where: Omit<Unreadable, 'cause' | 'file'>): Promise<Map<string, string> | undefined> {
+    const o = await this.repo.readObject(where.tip);
+    if (!o) return this.fail(where, `its tip ${where.tip} is missing from this repository`);
+    if (o.type !== 'commit') return this.fail(where, `points at a ${o.type}, not a commit`);
+    const c = await this.repo.readCommit(o.oid);
+    const tree = c ? await this.repo.readObject(c.tree) : undefined;
+    if (tree?.type !== 'tree') return this.fail(where, `its commit has no readable tree (${c?.tree ?? 'none'})`);
+    return this.repo.readTreeRecursive(tree.oid);
+  }
+
+  /** One validated document, or undefined (recorded as unreadable). */
+  async doc<T>(
+    kind: DocumentKind,
+    where: Omit<Unreadable, 'cause'> & { file: string },
+    oid: string | undefined,
+  ): Promise<T | undefined> {
+    if (!oid) return this.fail(where, `it has no ${where.file}`);
+    const o = await this.repo.readObject(oid);
+    if (o?.type !== 'blob')
+      return this.fail(where, o ? `${where.file} is a ${o.type}, not a file` : `${where.file} is missing`);
+    const r = parseDocument(kind, o.body);
+    if (!r.ok) return this.fail(where, r.cause);
+    return r.doc as T;
+  }
+
+  fail(where: Omit<Unreadable, 'cause'>, cause: string): undefined {
+    this.unreadable.push({ ...where, cause });
+    return undefined;
+  }
 }
 
-async function treeOf(repo: GitRepo, commit: string | undefined): Promise<Map<string, string>> {
-  if (!commit) return new Map();
-  const c = await repo.readCommit(commit);
-  return c ? repo.readTreeRecursive(c.tree) : new Map();
-}
-
-async function readRunRef(repo: GitRepo, id: string, ref: string, tip: string): Promise<RunRefState> {
-  const files = await treeOf(repo, tip);
+async function readRunRef(
+  reader: Reader,
+  repo: GitRepo,
+  scope: 'run' | 'evidence',
+  id: string,
+  ref: string,
+  tip: string,
+): Promise<RunRefState | undefined> {
+  const where = { ref, tip, scope, id };
+  const before = reader.unreadable.length;
+  const files = await reader.files(where);
+  if (!files) return undefined;
   const desired = new Map<string, DesiredUnit>();
   const checkpoints = new Map<string, Checkpoint>();
   const logs = new Map<string, string>();
@@ -82,19 +140,28 @@ async function readRunRef(repo: GitRepo, id: string, ref: string, tip: string): 
     if (log) logs.set(log[1] as string, oid);
     const m = /^units\/(.+)\/(desired|checkpoint)\.json$/.exec(path);
     if (!m) continue;
+    const unit = m[1] as string;
+    const kind = m[2] === 'desired' ? 'desired' : 'checkpoint';
     jobs.push(
-      readJson<DesiredUnit & Checkpoint>(repo, oid).then((doc) => {
+      reader.doc<DesiredUnit | Checkpoint>(kind, { ...where, file: path }, oid).then((doc) => {
         if (!doc) return;
-        if (m[2] === 'desired') desired.set(m[1] as string, doc);
-        else checkpoints.set(m[1] as string, doc);
+        if (doc.name !== unit)
+          reader.fail({ ...where, file: path }, `it holds the document of unit ${doc.name}, not ${unit}`);
+        else if (kind === 'desired') desired.set(unit, doc as DesiredUnit);
+        else checkpoints.set(unit, doc as Checkpoint);
       }),
     );
   }
-  const [record] = await Promise.all([readJson<RunRecord>(repo, files.get(FILES.run)), ...jobs]);
+  const [record] = await Promise.all([
+    reader.doc<RunRecord>('run', { ...where, file: FILES.run }, files.get(FILES.run)),
+    ...jobs,
+  ]);
+  // One unreadable file makes the whole run unreadable: importing the rest would guess about it.
+  if (!record || reader.unreadable.length > before) return undefined;
   // Only a tip this repository has can tell what is newer; without it, fall back to run ids.
-  const based = record?.basedOn ? await repo.readCommit(record.basedOn) : undefined;
+  const based = record.basedOn ? await repo.readCommit(record.basedOn) : undefined;
   const basedOnFiles = based ? await repo.readTreeRecursive(based.tree) : undefined;
-  return { id, ref, tip, record: record as RunRecord, desired, checkpoints, logs, basedOnFiles };
+  return { id, ref, tip, record, desired, checkpoints, logs, basedOnFiles };
 }
 
 /** Reads an environment's state from the tips of its refs; never walks history. */
@@ -129,35 +196,89 @@ export async function readEnvironment(
     desiredUids: new Map(),
     runs: new Map(),
     evidence: new Map(),
+    unreadable: [],
   };
+  const reader = new Reader(repo);
+  const filesOf = (scope: 'lease' | 'desired' | 'observed', ref: string, tip: string | undefined) =>
+    tip ? reader.files({ ref, tip, scope }) : Promise.resolve(new Map<string, string>());
   const [leaseFiles, observedFiles, desiredFiles] = await Promise.all([
-    treeOf(repo, state.tips.lease),
-    treeOf(repo, state.tips.observed),
-    treeOf(repo, state.tips.desired),
+    filesOf('lease', refs.lease, state.tips.lease),
+    filesOf('observed', refs.observed, state.tips.observed),
+    filesOf('desired', refs.desired, state.tips.desired),
   ]);
-  state.observedFiles = observedFiles;
-  state.desiredFiles = desiredFiles;
-  const unitPaths = [...observedFiles.entries()].filter(([p]) => /^units\/[^/]+\.json$/.test(p));
-  const [lease, bodies, runStates, evidenceStates] = await Promise.all([
-    readJson<LeaseDoc>(repo, leaseFiles.get(FILES.lease)),
-    repo.readBlobs(unitPaths.map(([, oid]) => oid)),
-    Promise.all([...runs].map(([id, tip]) => readRunRef(repo, id, refs.run(id), tip))),
-    Promise.all([...evidence].map(([id, tip]) => readRunRef(repo, id, refs.evidence(id), tip))),
+  state.observedFiles = observedFiles ?? new Map();
+  state.desiredFiles = desiredFiles ?? new Map();
+  const unitDoc = async <T extends { name: string }>(
+    kind: 'observed' | 'desired',
+    ref: string,
+    tip: string,
+    path: string,
+    oid: string,
+  ): Promise<T | undefined> => {
+    const unit = (UNIT_DOC.exec(path) as RegExpExecArray)[1] as string;
+    const where = { ref, tip, scope: kind, file: path, unit };
+    const doc = await reader.doc<T>(kind, where, oid);
+    crashPoint('read-state');
+    if (doc && doc.name !== unit) return reader.fail(where, `it holds the document of unit ${doc.name}, not ${unit}`);
+    return doc;
+  };
+  const unitPaths = [...state.observedFiles].filter(([p]) => UNIT_DOC.test(p));
+  const [lease, observedDocs, runStates, evidenceStates] = await Promise.all([
+    state.tips.lease && leaseFiles
+      ? reader.doc<LeaseDoc>(
+          'lease',
+          { ref: refs.lease, tip: state.tips.lease, scope: 'lease', file: FILES.lease },
+          leaseFiles.get(FILES.lease),
+        )
+      : undefined,
+    Promise.all(
+      unitPaths.map(([p, oid]) =>
+        unitDoc<ObservedUnit>('observed', refs.observed, state.tips.observed as string, p, oid),
+      ),
+    ),
+    Promise.all([...runs].map(([id, tip]) => readRunRef(reader, repo, 'run', id, refs.run(id), tip))),
+    Promise.all([...evidence].map(([id, tip]) => readRunRef(reader, repo, 'evidence', id, refs.evidence(id), tip))),
   ]);
   state.lease = lease;
-  bodies.forEach((b) => {
-    const doc = JSON.parse(b.toString('utf8')) as ObservedUnit;
-    state.observed.set(doc.name, doc);
+  for (const doc of observedDocs) if (doc) state.observed.set(doc.name, doc);
+  const unreadableUnits = new Set(reader.unreadable.filter((u) => u.scope === 'observed' && u.unit).map((u) => u.unit));
+  const unobserved = [...state.desiredFiles].filter(([p]) => {
+    const m = UNIT_DOC.exec(p);
+    return m && !state.observed.has(m[1] as string) && !unreadableUnits.has(m[1] as string);
   });
-  const unobserved = [...desiredFiles].filter(
-    ([p]) => /^units\/[^/]+\.json$/.test(p) && !state.observed.has(p.slice(6, -5)),
+  const desiredDocs = await Promise.all(
+    unobserved.map(([p, oid]) => unitDoc<DesiredUnit>('desired', refs.desired, state.tips.desired as string, p, oid)),
   );
-  const docs = await repo.readBlobs(unobserved.map(([, oid]) => oid));
-  for (const b of docs) {
-    const d = JSON.parse(b.toString('utf8')) as DesiredUnit;
-    state.desiredUids.set(d.name, d.uid);
-  }
-  for (const r of runStates) state.runs.set(r.id, r);
-  for (const r of evidenceStates) state.evidence.set(r.id, r);
+  for (const d of desiredDocs) if (d) state.desiredUids.set(d.name, d.uid);
+  for (const r of runStates) if (r) state.runs.set(r.id, r);
+  for (const r of evidenceStates) if (r) state.evidence.set(r.id, r);
+  state.unreadable = reader.unreadable;
   return state;
+}
+
+/** Reads the desired documents of `names` from the desired ref, validated (teardown, state show). */
+export async function readDesiredDocs(
+  repo: GitRepo,
+  state: EnvState,
+  names: string[],
+): Promise<{ docs: Map<string, DesiredUnit>; unreadable: Unreadable[] }> {
+  const reader = new Reader(repo);
+  const docs = new Map<string, DesiredUnit>();
+  await Promise.all(
+    names.map(async (n) => {
+      const oid = state.desiredFiles.get(FILES.unit(n));
+      if (!oid || !state.tips.desired) return;
+      const where = {
+        ref: state.refs.desired,
+        tip: state.tips.desired,
+        scope: 'desired' as const,
+        file: FILES.unit(n),
+        unit: n,
+      };
+      const d = await reader.doc<DesiredUnit>('desired', where, oid);
+      if (d && d.name !== n) reader.fail(where, `it holds the document of unit ${d.name}, not ${n}`);
+      else if (d) docs.set(n, d);
+    }),
+  );
+  return { docs, unreadable: reader.unreadable };
 }

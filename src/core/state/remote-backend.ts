@@ -1,62 +1,87 @@
 import { runGit } from '../git/exec.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
+import { Backoff } from '../util/backoff.js';
+import type { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
-import type { RefBackend } from './backend.js';
+import type { RefBackend, WriteIntent } from './backend.js';
+import { classifyPush, type PushVerdict, remoteMessages } from './push-outcome.js';
 
 /** Where fetched state refs are kept locally: `refs/nyl-remotes/<remote>/<ref without refs/>`. */
 export function trackingRef(remote: string, ref: string): string {
   return `refs/nyl-remotes/${remote.replace(/[^A-Za-z0-9_.-]/g, '_')}/${ref.replace(/^refs\//, '')}`;
 }
 
-export interface PushOutcome {
-  ok: boolean;
-  /** Per ref: the porcelain status line's summary, e.g. `[rejected] (stale info)`. */
-  lines: string[];
+/** Bounds on every network call (docs/commands.md, "Network"). */
+export interface NetworkOptions {
+  /** One call's overall bound (default 60 s; `--network-timeout`, NYL_NETWORK_TIMEOUT). */
+  timeoutMs: number;
+  cancellation?: Cancellation;
 }
 
-/** Reads `git push --porcelain`: any `!` line is a rejection, either form means a lost race. */
-export function parsePorcelain(stdout: string): { rejected: string[]; seen: number } {
-  const rejected: string[] = [];
-  let seen = 0;
-  for (const line of stdout.split('\n')) {
-    const m = /^([ +\-*!=])\t([^\t]*)\t(.*)$/.exec(line);
-    if (!m) continue;
-    seen++;
-    if (m[1] === '!') rejected.push(`${m[2]} ${m[3]}`);
-  }
-  return { rejected, seen };
-}
+export const DEFAULT_NETWORK_TIMEOUT_MS = 60_000;
+/** Pushes of one write: the first and up to two more after a push that surely did not land. */
+const MAX_PUSHES = 3;
 
 /**
  * The remote is the authority: one fetch of the environment's refs per command, and every
- * write one `git push --atomic` with an explicit expected value on every ref it touches.
+ * write one `git push --atomic` with an explicit expected value on every ref it touches. A push
+ * ends accepted, rejected (a lost race, or declined by the server), or unknown (transport error,
+ * timeout, cancel): unknown is settled by reading the remote's tips again, never guessed.
  */
 export class RemoteBackend implements RefBackend {
   readonly mode = 'remote' as const;
-  /** Round trips to the remote made by this process (fetches and pushes). */
+  /** Round trips to the remote made by this process (fetches, pushes, settling reads). */
   roundTrips = 0;
+  /** Pushes sent again after one that did not land, and reads that settled an unknown outcome. */
+  retries = 0;
 
   constructor(
     private readonly repo: GitRepo,
     readonly remote: string,
+    private readonly net: NetworkOptions = { timeoutMs: DEFAULT_NETWORK_TIMEOUT_MS },
   ) {}
 
-  private unreachable(what: string, stderr: string): never {
-    const detail = stderr
-      .split('\n')
-      .filter((l) => /fatal|error/.test(l))
-      .slice(0, 3)
-      .join('; ');
+  /** `-c` settings that make git itself give up on a stalled HTTP transfer. */
+  private networkArgs(): string[] {
+    const lowSpeedSecs = Math.max(1, Math.min(20, Math.floor(this.timeout() / 2000)));
+    return ['-c', 'http.lowSpeedLimit=1000', '-c', `http.lowSpeedTime=${lowSpeedSecs}`];
+  }
+
+  /** The bound of the next call: the configured one, or what is left of the cancel grace window. */
+  private timeout(): number {
+    const left = this.net.cancellation?.remainingMs();
+    return left === undefined ? this.net.timeoutMs : Math.max(500, Math.min(this.net.timeoutMs, left));
+  }
+
+  private network(args: string[], guarded = false) {
+    this.roundTrips++;
+    return runGit([...this.networkArgs(), ...args], {
+      cwd: this.repo.root,
+      timeoutMs: this.timeout(),
+      cancellation: this.net.cancellation,
+      cancelGraceMs: Math.min(2_000, (this.net.cancellation?.graceMs ?? 2_000) / 3),
+      guarded,
+    });
+  }
+
+  private unreachable(what: string, r: { stderr: string; ended?: string }, extra = ''): never {
+    const detail = r.ended
+      ? r.ended === 'timeout'
+        ? `no answer within ${Math.round(this.timeout() / 1000)}s`
+        : 'stopped by the cancel'
+      : r.stderr
+          .split('\n')
+          .filter((l) => /fatal|error/.test(l))
+          .slice(0, 3)
+          .join('; ') ||
+        r.stderr.trim() ||
+        'git failed';
     throw new NylError(
-      problem(
-        'NYL-REMOTE-UNREACHABLE',
-        `could not ${what} remote ${this.remote}: ${detail || stderr.trim() || 'git failed'}`,
-        {
-          subject: this.remote,
-          exit: Exit.failed,
-          fix: `check that \`git ls-remote ${this.remote}\` works from ${this.repo.root} (credentials, network), or pass --remote NAME or --local`,
-        },
-      ),
+      problem('NYL-REMOTE-UNREACHABLE', `could not ${what} remote ${this.remote}: ${detail}${extra}`, {
+        subject: this.remote,
+        exit: Exit.failed,
+        fix: `check that \`git ls-remote ${this.remote}\` works from ${this.repo.root} (credentials, network), or pass --remote NAME or --local; raise --network-timeout if the remote is only slow`,
+      }),
     );
   }
 
@@ -65,21 +90,17 @@ export class RemoteBackend implements RefBackend {
 
   async list(prefix: string): Promise<Map<string, string>> {
     const track = trackingRef(this.remote, prefix);
-    this.roundTrips++;
-    const r = await runGit(
-      [
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--prune',
-        '--no-write-fetch-head',
-        '--no-auto-gc',
-        this.remote,
-        `+${prefix}/*:${track}/*`,
-      ],
-      { cwd: this.repo.root },
-    );
-    if (r.code !== 0) this.unreachable('fetch from', r.stderr);
+    const r = await this.network([
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--prune',
+      '--no-write-fetch-head',
+      '--no-auto-gc',
+      this.remote,
+      `+${prefix}/*:${track}/*`,
+    ]);
+    if (r.code !== 0) this.unreachable('fetch from', r);
     const both = await this.repo.listRefs(track, prefix);
     const out = new Map<string, string>();
     this.localTips = new Map();
@@ -90,25 +111,107 @@ export class RemoteBackend implements RefBackend {
     return out;
   }
 
-  async update(updates: RefUpdate[]): Promise<boolean> {
-    if (!updates.length) return true;
+  private push(updates: RefUpdate[]) {
     const args = ['push', '--atomic', '--porcelain', '--no-verify', this.remote];
     for (const u of updates) args.push(u.new === undefined ? `:${u.ref}` : `${u.new}:${u.ref}`);
     for (const u of updates) args.push(`--force-with-lease=${u.ref}:${u.old ?? ''}`);
-    this.roundTrips++;
-    const r = await runGit(args, { cwd: this.repo.root });
-    const out = r.stdout.toString('utf8');
-    const { rejected, seen } = parsePorcelain(out);
-    if (r.code === 0 && !rejected.length) {
-      // Keep the local copies in step, so plain `git log` on them shows what was just written.
-      await this.repo.updateRefs(
-        updates.map((u) => ({ ref: trackingRef(this.remote, u.ref), old: undefined, new: u.new, force: true })),
-      );
-      return true;
+    return this.network(args, true);
+  }
+
+  async update(updates: RefUpdate[], intent?: WriteIntent): Promise<boolean> {
+    if (!updates.length) return true;
+    const backoff = new Backoff();
+    let last: PushVerdict | undefined;
+    for (let attempt = 1; attempt <= MAX_PUSHES; attempt++) {
+      if (attempt > 1) {
+        this.retries++;
+        await backoff.wait({ cancellation: this.net.cancellation });
+      }
+      const r = await this.push(updates);
+      last = classifyPush(r);
+      if (last.kind === 'accepted') return this.landed(updates);
+      // git itself resends a request whose answer it lost: the resend then meets our own write.
+      if (last.kind === 'lost-race') return (await this.settle(updates)) === 'landed' && this.landed(updates);
+      if (last.kind === 'declined') this.declined(updates, last, r.stderr);
+      if (last.kind === 'not-sent') continue;
+      // Unknown: the server may have applied it. Read the remote's tips and compare.
+      const settled = await this.settle(updates);
+      if (settled === 'landed') return this.landed(updates);
+      if (settled === 'moved') return false;
+      if (settled === 'unreachable') this.inDoubt(updates, intent, last.detail);
+      // Not landed: the write did not happen; send it again.
     }
-    if (rejected.length) return false;
-    if (!seen) this.unreachable('push to', r.stderr);
-    return false;
+    this.unreachable(
+      'push to',
+      { stderr: last?.kind === 'unknown' || last?.kind === 'not-sent' ? last.detail : '' },
+      '; the write did not land',
+    );
+  }
+
+  /** Keeps the local copies in step, so plain `git log` on them shows what was just written. */
+  private async landed(updates: RefUpdate[]): Promise<true> {
+    await this.repo.updateRefs(
+      updates.map((u) => ({ ref: trackingRef(this.remote, u.ref), old: undefined, new: u.new, force: true })),
+    );
+    return true;
+  }
+
+  /**
+   * After a push that ended without an answer: the remote's tips of the pushed refs, read until
+   * one read succeeds (backing off) within one network bound. Landed: every ref at its new value;
+   * not landed: every ref still at its expected old value; moved: another writer changed one.
+   */
+  private async settle(updates: RefUpdate[]): Promise<'landed' | 'not-landed' | 'moved' | 'unreachable'> {
+    const until = Date.now() + this.timeout();
+    const backoff = new Backoff();
+    for (;;) {
+      this.retries++;
+      const r = await this.network(['ls-remote', '--refs', this.remote, ...updates.map((u) => u.ref)]);
+      if (r.code === 0) {
+        const tips = new Map<string, string>();
+        for (const line of r.stdout.toString('utf8').split('\n')) {
+          const [oid, ref] = line.split('\t');
+          if (oid && ref) tips.set(ref, oid);
+        }
+        const at = (u: RefUpdate) => tips.get(u.ref);
+        if (updates.every((u) => at(u) === u.new)) return 'landed';
+        if (updates.every((u) => at(u) === u.old)) return 'not-landed';
+        return 'moved';
+      }
+      if (Date.now() >= until || this.net.cancellation?.remainingMs() === 0) return 'unreachable';
+      await backoff.wait({ until, cancellation: this.net.cancellation });
+    }
+  }
+
+  private declined(updates: RefUpdate[], v: Extract<PushVerdict, { kind: 'declined' }>, stderr: string): never {
+    const said = remoteMessages(stderr);
+    const refs = v.refs.length ? v.refs : updates.map((u) => u.ref);
+    throw new NylError(
+      problem(
+        'NYL-REMOTE-REJECTED',
+        `remote ${this.remote} declined the push of ${refs.join(', ')}: ${v.reason}${said.length ? `\nthe server said:\n${said.map((l) => `  ${l}`).join('\n')}` : ''}\nnothing was written`,
+        {
+          subject: refs[0],
+          exit: Exit.failed,
+          fix: `let these credentials push refs under ${refs[0]?.split('/').slice(0, 2).join('/') ?? 'refs/nyl'}/ (GitHub Actions: \`permissions: contents: write\`), and keep them out of branch protection, rulesets and hooks that decline pushes; then run the command again`,
+        },
+      ),
+    );
+  }
+
+  private inDoubt(updates: RefUpdate[], intent: WriteIntent | undefined, detail: string): never {
+    const what = intent?.what ?? `the push of ${updates.map((u) => u.ref).join(', ')}`;
+    throw new NylError(
+      problem(
+        'NYL-WRITE-IN-DOUBT',
+        `${what} got no answer from remote ${this.remote} (${detail}), and the remote could not be read again to tell whether it landed\nif it landed: ${intent?.ifLanded ?? 'the state refs hold it'}\nif not: ${intent?.ifNot ?? 'nothing was written'}`,
+        {
+          subject: this.remote,
+          exit: Exit.uncertain,
+          fix: `once \`git ls-remote ${this.remote}\` works again, run \`nyl status -e ${intent?.environment ?? '<env>'}\`: it reads what landed`,
+        },
+      ),
+    );
   }
 }
 

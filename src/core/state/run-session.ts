@@ -2,10 +2,11 @@ import type { Signature } from '../git/objects.js';
 import type { GitRepo, RefUpdate, TreeFiles } from '../git/repo.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
-import { isoTime } from '../util/time.js';
-import type { RefBackend } from './backend.js';
+import { isoTime, withOffset } from '../util/time.js';
+import type { RefBackend, WriteIntent } from './backend.js';
 import { FILES, type Holder, type LeaseDoc, type RunRecord } from './documents.js';
-import { newLease } from './lease.js';
+import { heartbeatInterval, RENEW_MARGIN_MS } from './heartbeat.js';
+import { GRACE_MS, newLease } from './lease.js';
 import type { EnvState } from './read.js';
 
 function runSubject(run: string, r: RunRecord): string {
@@ -23,7 +24,9 @@ export interface StateUpdate {
 
 /**
  * A run's writes: every one is a single transaction that renews the lease (a new lease commit,
- * so the compare-and-swap always checks something) together with run and state refs.
+ * so the compare-and-swap always checks something) together with run and state refs. Writes are
+ * serialized: the heartbeat never races a wave's write. While the run holds the lease, the
+ * heartbeat renews it every interval, so a taker can tell a live holder from a dead one.
  */
 export class RunSession {
   private leaseTip: string | undefined;
@@ -32,6 +35,11 @@ export class RunSession {
   lease!: LeaseDoc;
   writes = 0;
   private prepared = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private lastWrite = 0;
+  private beat: { timer: NodeJS.Timeout; record: RunRecord } | undefined;
+  private beatFailure: unknown;
+  readonly heartbeatMs = heartbeatInterval();
 
   constructor(
     private readonly repo: GitRepo,
@@ -41,12 +49,31 @@ export class RunSession {
     readonly operation: string,
     readonly holder: Holder,
     private readonly author: Signature,
+    private readonly now: () => number = Date.now,
   ) {
     this.leaseTip = state.tips.lease;
   }
 
   get runRef(): string {
     return this.state.refs.run(this.run);
+  }
+
+  private get env(): string {
+    return this.state.environment;
+  }
+
+  /** One write at a time, in order. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async send(updates: RefUpdate[], intent: Omit<WriteIntent, 'environment'>): Promise<boolean> {
+    this.writes++;
+    const ok = await this.backend.update(updates, { environment: this.env, ...intent });
+    this.lastWrite = this.now();
+    return ok;
   }
 
   private leaseCommit(batch: ReturnType<GitRepo['batch']>, doc: LeaseDoc, message: string): string {
@@ -63,30 +90,38 @@ export class RunSession {
   /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
   prepare(now: number): void {
     this.prepared = true;
-    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, 0);
+    this.lease = newLease(this.env, this.run, this.operation, this.holder, now, 0);
   }
 
   /** Takes the lease and creates the run ref in one write; a lost race is NYL-LEASE-HELD's business. */
   async acquire(record: RunRecord, deadlineMs: number, now: number): Promise<boolean> {
-    this.lease = newLease(this.state.environment, this.run, this.operation, this.holder, now, deadlineMs);
-    const batch = this.repo.batch();
-    const lease = this.leaseCommit(
-      batch,
-      this.lease,
-      `nyl: lease ${this.state.environment} for ${this.operation} ${this.run}`,
-    );
-    const run = this.runCommit(batch, record, runSubject(this.run, record));
-    await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      { ref: this.runRef, old: undefined, new: run },
-    ]);
-    this.writes++;
-    if (ok) {
-      this.leaseTip = lease;
-      this.runTip = run;
-    }
-    return ok;
+    return this.exclusive(async () => {
+      this.lease = {
+        ...newLease(this.env, this.run, this.operation, this.holder, now, deadlineMs),
+        heartbeatMs: this.heartbeatMs,
+      };
+      const batch = this.repo.batch();
+      const lease = this.leaseCommit(batch, this.lease, `nyl: lease ${this.env} for ${this.operation} ${this.run}`);
+      const run = this.runCommit(batch, record, runSubject(this.run, record));
+      await batch.flush();
+      const ok = await this.send(
+        [
+          { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+          { ref: this.runRef, old: undefined, new: run },
+        ],
+        {
+          what: `taking the lease of ${this.env} for run ${this.run} (${this.operation})`,
+          ifLanded: `run ${this.run} holds the lease until ${withOffset(this.lease.deadline)} with nothing started; the next run waits for it (or \`nyl lease break -e ${this.env} --reason <text>\`) and imports nothing from it`,
+          ifNot: 'nothing was written',
+        },
+      );
+      if (ok) {
+        this.leaseTip = lease;
+        this.runTip = run;
+        this.startHeartbeat(record);
+      }
+      return ok;
+    });
   }
 
   private renewed(now: number, deadlineMs: number, state: LeaseDoc['state'] = 'held'): LeaseDoc {
@@ -100,24 +135,25 @@ export class RunSession {
   }
 
   private lost(): never {
+    this.stopBeat();
     // A single-write operation (verify, hold, recover, …) held no lease: someone else wrote first.
     if (this.prepared)
       throw new NylError(
         problem(
           'NYL-STATE-CHANGED',
-          `the state of ${this.state.environment} changed while ${this.operation} ran; nothing was written`,
+          `the state of ${this.env} changed while ${this.operation} ran; nothing was written`,
           {
             exit: Exit.refused,
-            fix: `run it again (\`nyl status -e ${this.state.environment}\` shows the new state)`,
+            fix: `run it again (\`nyl status -e ${this.env}\` shows the new state)`,
           },
         ),
       );
     throw new NylError(
       problem(
         'NYL-LEASE-LOST',
-        `the lease of ${this.state.environment} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`,
+        `the lease of ${this.env} was broken or taken while run ${this.run} held it; nothing more was written to the state refs`,
         {
-          fix: `run \`nyl status -e ${this.state.environment}\` to see who holds it; the next run imports what this run checkpointed`,
+          fix: `run \`nyl status -e ${this.env}\` to see who holds it; the next run imports what this run checkpointed`,
           exit: Exit.uncertain,
         },
       ),
@@ -126,11 +162,23 @@ export class RunSession {
 
   /** Checkpoints on the run ref with a lease renewal. */
   async checkpoint(record: RunRecord, deadlineMs: number, now: number): Promise<void> {
-    await this.writeLeaseAndRun(
+    await this.exclusive(() => this.renewWrite(record, deadlineMs, now));
+  }
+
+  private renewWrite(record: RunRecord, deadlineMs: number, now: number): Promise<void> {
+    const listed = record.executing.length ? `, listing ${record.executing.join(', ')} as executing` : '';
+    return this.writeLeaseAndRun(
       this.renewed(now, deadlineMs),
-      `nyl: renew lease ${this.state.environment} for ${this.run}`,
+      `nyl: renew lease ${this.env} for ${this.run}`,
       record,
       runSubject(this.run, record),
+      {
+        what: `the write of run ${this.run} that renews its lease${listed}`,
+        ifLanded: record.executing.length
+          ? `its record lists ${record.executing.join(', ')} as executing although nyl stopped before starting them: the next run marks them uncertain, and since they never started, \`nyl recover -e ${this.env} --unit <unit> --retry --reason "never started"\` is safe for each`
+          : `run ${this.run} holds the lease until ${withOffset(this.lease.deadline)}; the next run takes over after that (or after \`nyl lease break\`) and imports its checkpoints`,
+        ifNot: `run ${this.run} holds the lease until its previous deadline; the next run takes over after it (or after \`nyl lease break\`) and imports what its run ref holds`,
+      },
     );
   }
 
@@ -140,19 +188,68 @@ export class RunSession {
     leaseMessage: string,
     record: RunRecord,
     runMessage: string,
+    intent: Omit<WriteIntent, 'environment'>,
   ): Promise<void> {
     const batch = this.repo.batch();
     const lease = this.leaseCommit(batch, doc, leaseMessage);
     const run = this.runCommit(batch, record, runMessage);
     await batch.flush();
-    const ok = await this.backend.update([
-      { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-      { ref: this.runRef, old: this.runTip, new: run },
-    ]);
-    this.writes++;
+    const ok = await this.send(
+      [
+        { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+        { ref: this.runRef, old: this.runTip, new: run },
+      ],
+      intent,
+    );
     if (!ok) this.lost();
     this.leaseTip = lease;
     this.runTip = run;
+  }
+
+  // ---- heartbeat -------------------------------------------------------------------------
+
+  private startHeartbeat(record: RunRecord): void {
+    const beat = { record, timer: setInterval(() => this.heartbeat(), this.heartbeatMs) };
+    beat.timer.unref();
+    this.beat = beat;
+  }
+
+  /** A renewal when no write renewed the lease for an interval; it moves the deadline only when near. */
+  private heartbeat(): void {
+    const beat = this.beat;
+    if (!beat || this.beatFailure !== undefined) return;
+    void this.exclusive(async () => {
+      if (this.beat !== beat || this.now() - this.lastWrite < this.heartbeatMs * 0.9) return;
+      const t = this.now();
+      const left = Date.parse(beat.record.deadline) - t;
+      const deadlineMs = left > RENEW_MARGIN_MS ? left : GRACE_MS;
+      beat.record.deadline = isoTime(t + deadlineMs);
+      beat.record.updatedAt = isoTime(t);
+      await this.renewWrite(beat.record, deadlineMs, t);
+    }).catch((e) => {
+      this.beatFailure ??= e;
+    });
+  }
+
+  /** The heartbeat found the lease lost (or could not write): start nothing more. */
+  get heartbeatFailure(): unknown {
+    return this.beatFailure;
+  }
+
+  private stopBeat(): void {
+    if (this.beat) clearInterval(this.beat.timer);
+    this.beat = undefined;
+  }
+
+  /** Waits for a heartbeat in flight; rethrows what it met (a lost lease). */
+  async settleHeartbeat(): Promise<void> {
+    await this.exclusive(async () => undefined);
+    const f = this.beatFailure;
+    if (f !== undefined) {
+      this.beatFailure = undefined;
+      this.stopBeat();
+      throw f;
+    }
   }
 
   /**
@@ -166,6 +263,16 @@ export class RunSession {
     now: number,
     consumed: { id: string; ref: string; tip: string; retire: boolean }[] = [],
   ): Promise<{ tips: Map<string, string>; late: string[] }> {
+    await this.settleHeartbeat();
+    this.stopBeat();
+    return this.exclusive(() => this.landWrite(updates, now, consumed));
+  }
+
+  private async landWrite(
+    updates: StateUpdate[],
+    now: number,
+    consumed: { id: string; ref: string; tip: string; retire: boolean }[],
+  ): Promise<{ tips: Map<string, string>; late: string[] }> {
     const batch = this.repo.batch();
     const tips = new Map<string, string>();
     const refUpdates: RefUpdate[] = [];
@@ -175,27 +282,37 @@ export class RunSession {
       tips.set(u.ref, commit);
       refUpdates.push({ ref: u.ref, old: u.old, new: commit });
     }
-    const lease = this.leaseCommit(
-      batch,
-      this.releasedLease(now),
-      `nyl: release lease ${this.state.environment} from ${this.run}`,
-    );
+    const heldUntil = this.lease?.deadline;
+    const lease = this.leaseCommit(batch, this.releasedLease(now), `nyl: release lease ${this.env} from ${this.run}`);
     await batch.flush();
     const late: string[] = [];
+    const intent = this.prepared
+      ? {
+          what: `the ${this.operation} write of ${this.env}`,
+          ifLanded: 'it is recorded',
+          ifNot: 'nothing was written; run the command again',
+        }
+      : {
+          what: `the transition of run ${this.run} (its results, and the lease released)`,
+          ifLanded: 'its results are recorded and the lease is free',
+          ifNot: `run ${this.run} holds the lease until ${heldUntil ? withOffset(heldUntil) : 'its deadline'}; the next run takes over after that (or after \`nyl lease break -e ${this.env} --reason <text>\`) and imports what its run ref holds: units of the last wave were not checkpointed there and become uncertain`,
+        };
     const attempt = (list: typeof consumed) => {
       const dead: RefUpdate[] = [];
       for (const c of list) {
         dead.push({ ref: c.ref, old: c.tip, new: undefined });
         if (c.retire) dead.push({ ref: this.state.refs.evidence(c.id), old: undefined, new: c.tip });
       }
-      return this.backend.update([
-        { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
-        ...refUpdates,
-        ...(this.runTip ? [{ ref: this.runRef, old: this.runTip, new: undefined }] : []),
-        ...dead,
-      ]);
+      return this.send(
+        [
+          { ref: this.state.refs.lease, old: this.leaseTip, new: lease },
+          ...refUpdates,
+          ...(this.runTip ? [{ ref: this.runRef, old: this.runTip, new: undefined }] : []),
+          ...dead,
+        ],
+        intent,
+      );
     };
-    this.writes++;
     let ok = await attempt(consumed);
     if (!ok && consumed.length) {
       const fresh = await this.backend.list(this.state.refs.lease.replace(/\/lease$/, ''));
@@ -208,7 +325,6 @@ export class RunSession {
           if (tip !== c.tip && c.ref === this.state.refs.evidence(c.id)) return [];
           return [{ ...c, tip, retire: c.retire || tip !== c.tip }];
         });
-        this.writes++;
         ok = await attempt(again);
       }
     }
@@ -230,26 +346,42 @@ export class RunSession {
    * evidence ref) with a compare-and-swap on that ref alone. Late checkpoints: evidence, never state.
    */
   async salvage(record: RunRecord): Promise<'run' | 'evidence' | 'none'> {
-    if (!this.runTip) return 'none';
-    const batch = this.repo.batch();
-    const run = this.runCommit(batch, record, `nyl: run ${this.run} late checkpoint`);
-    await batch.flush();
-    if (await this.backend.update([{ ref: this.runRef, old: this.runTip, new: run }])) {
-      this.runTip = run;
-      return 'run';
-    }
-    const evidence = this.state.refs.evidence(this.run);
-    if (await this.backend.update([{ ref: evidence, old: this.runTip, new: run }])) return 'evidence';
-    return 'none';
+    this.stopBeat();
+    return this.exclusive(async () => {
+      if (!this.runTip) return 'none';
+      const batch = this.repo.batch();
+      const run = this.runCommit(batch, record, `nyl: run ${this.run} late checkpoint`);
+      await batch.flush();
+      const intent = {
+        what: `the late checkpoint of run ${this.run} (after it lost its lease)`,
+        ifLanded: 'its run ref holds it as evidence',
+        ifNot: 'the units it finished since its last write become uncertain at the next import',
+      };
+      if (await this.send([{ ref: this.runRef, old: this.runTip, new: run }], intent)) {
+        this.runTip = run;
+        return 'run';
+      }
+      const evidence = this.state.refs.evidence(this.run);
+      if (await this.send([{ ref: evidence, old: this.runTip, new: run }], intent)) return 'evidence';
+      return 'none';
+    });
   }
 
   /** Ends a run that lands no transition: marks the run ref finished and releases the lease. */
   async finish(record: RunRecord, now: number): Promise<void> {
-    await this.writeLeaseAndRun(
-      this.restoreOnRelease ?? this.releasedLease(now),
-      `nyl: release lease ${this.state.environment} from ${this.run}`,
-      record,
-      `nyl: run ${this.run} ${record.state}`,
+    this.stopBeat();
+    await this.exclusive(() =>
+      this.writeLeaseAndRun(
+        this.restoreOnRelease ?? this.releasedLease(now),
+        `nyl: release lease ${this.env} from ${this.run}`,
+        record,
+        `nyl: run ${this.run} ${record.state}`,
+        {
+          what: `the write that ends run ${this.run} (${record.state}) and releases the lease`,
+          ifLanded: 'the run is marked finished and the lease is free: the next run takes over at once',
+          ifNot: `run ${this.run} holds the lease until ${withOffset(this.lease.deadline)}; the next run takes over after that (or after \`nyl lease break\`) and imports what its run ref holds`,
+        },
+      ),
     );
   }
 

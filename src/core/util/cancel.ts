@@ -2,6 +2,8 @@
 export class Cancellation {
   private listeners = new Set<(signal: NodeJS.Signals) => void>();
   signal: NodeJS.Signals | undefined;
+  /** When the cancel arrived (epoch ms): the grace window runs from here. */
+  at: number | undefined;
 
   constructor(readonly graceMs: number = 30_000) {}
 
@@ -12,7 +14,13 @@ export class Cancellation {
   cancel(signal: NodeJS.Signals): void {
     if (this.signal) return;
     this.signal = signal;
+    this.at = Date.now();
     for (const l of this.listeners) l(signal);
+  }
+
+  /** Milliseconds left of the grace window after a cancel (undefined before one). */
+  remainingMs(now = Date.now()): number | undefined {
+    return this.at === undefined ? undefined : Math.max(0, this.at + this.graceMs - now);
   }
 
   /** Runs `fn` on cancel (at once if already cancelled); returns the unsubscribe. */

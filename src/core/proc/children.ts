@@ -1,0 +1,49 @@
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { guard, release } from './watchdog.js';
+
+/**
+ * Every process nyl starts (git and tools) runs in a process group of its own — so a terminal's
+ * Ctrl+C reaches nyl, which finishes its writes, not the child in the middle of one — and is
+ * listed here, so that every way out of nyl ends them all (endAll), and the watchdog ends the
+ * guarded ones even when nyl is killed.
+ */
+const live = new Set<ChildProcess>();
+
+export function spawnGroup(cmd: string, args: string[], opts: SpawnOptions & { guarded?: boolean }): ChildProcess {
+  const { guarded, ...spawnOpts } = opts;
+  const child = spawn(cmd, args, { ...spawnOpts, detached: true });
+  const pid = child.pid;
+  if (pid === undefined) return child; // it failed to start: its 'error' event says why
+  live.add(child);
+  if (guarded) guard(pid);
+  child.once('exit', () => {
+    live.delete(child);
+    if (guarded) release(pid);
+  });
+  return child;
+}
+
+/** Signals a child's whole process group; quiet when it is gone. */
+export function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    try {
+      process.kill(pid, sig); // not a group leader (Windows): the process itself
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** Ends every child still running: the last thing every exit path of nyl does. */
+export function endAll(): void {
+  for (const c of live) signalGroup(c.pid, 'SIGKILL');
+  live.clear();
+}
+
+/** Children still running (tests and diagnostics). */
+export function liveChildren(): number {
+  return live.size;
+}

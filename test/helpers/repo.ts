@@ -57,8 +57,11 @@ export interface CliResult {
 
 export interface Running {
   child: ChildProcess;
-  /** Resolves when the process ends: its exit code (-1 on a signal), output and wall time. */
-  done: Promise<CliResult & { ms: number }>;
+  /**
+   * Resolves when the process ends: its exit code (-1 on a signal), the signal, output, wall time,
+   * and how long after it printed its last output it exited (`lingerMs`).
+   */
+  done: Promise<CliResult & { ms: number; lingerMs: number; signal: NodeJS.Signals | null }>;
 }
 
 /** Starts the built `nyl` in `cwd` as a separate process, kept in hand to race or signal it. */
@@ -72,21 +75,33 @@ export function startNyl(cwd: string, args: string[], env: Record<string, string
   const child = spawn('node', [CLI, ...args], opts);
   let stdout = '';
   let stderr = '';
+  let printed = t0;
   child.stdout?.on('data', (d) => {
     stdout += d;
+    printed = Date.now();
   });
   child.stderr?.on('data', (d) => {
     stderr += d;
+    printed = Date.now();
   });
-  const done = new Promise<CliResult & { ms: number }>((res, rej) => {
+  const done = new Promise<CliResult & { ms: number; lingerMs: number; signal: NodeJS.Signals | null }>((res, rej) => {
     child.on('error', rej);
-    child.on('close', (code) => res({ code: code ?? -1, stdout, stderr, ms: Date.now() - t0 }));
+    child.on('exit', (code, signal) => {
+      const exited = Date.now();
+      child.on('close', () =>
+        res({ code: code ?? -1, signal, stdout, stderr, ms: exited - t0, lingerMs: Math.max(0, exited - printed) }),
+      );
+    });
   });
   return { child, done };
 }
 
 /** Runs the built `nyl` in `cwd` as a separate process. */
-export function nyl(cwd: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function nyl(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliResult & { ms: number; lingerMs: number }> {
   return startNyl(cwd, args, env).done;
 }
 

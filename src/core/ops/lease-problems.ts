@@ -6,10 +6,13 @@ import { withOffset } from '../util/time.js';
 /** The seed's NYL-LEASE-HELD, naming run, operation, holder and deadline. */
 export function leaseHeldProblem(env: string, v: Extract<LeaseVerdict, { kind: 'held' }>, now = Date.now()): Problem {
   // Deadlines come from the holder's clock: just past it, the lease still holds for the skew margin.
+  const past = now - Date.parse(v.deadline);
   const skew =
-    Date.parse(v.deadline) < now
-      ? `\nits deadline passed ${Math.round((now - Date.parse(v.deadline)) / 1000)}s ago; runners' clocks may differ, so it holds ${CLOCK_SKEW_MS / 1000}s longer`
-      : '';
+    past > CLOCK_SKEW_MS
+      ? `\nits deadline passed ${Math.round(past / 1000)}s ago by this machine's clock, but its holder still renews the lease: it is alive`
+      : past > 0
+        ? `\nits deadline passed ${Math.round(past / 1000)}s ago; runners' clocks may differ, so it holds ${CLOCK_SKEW_MS / 1000}s longer`
+        : '';
   return problem(
     'NYL-LEASE-HELD',
     `${env} is held by run ${v.run} (${v.operation}) by ${holderText(v.holder)}, until ${withOffset(v.deadline)}${skew}`,

@@ -144,7 +144,7 @@ export class RemoteBackend implements RefBackend {
     this.unreachable(
       'push to',
       { stderr: last?.kind === 'unknown' || last?.kind === 'not-sent' ? last.detail : '' },
-      '; the write did not land',
+      `\nthe write did not land${intent ? `: ${intent.ifNot}` : ''}`,
     );
   }
 
@@ -208,11 +208,17 @@ export class RemoteBackend implements RefBackend {
         {
           subject: this.remote,
           exit: Exit.uncertain,
-          fix: `once \`git ls-remote ${this.remote}\` works again, run \`nyl status -e ${intent?.environment ?? '<env>'}\`: it reads what landed`,
+          fix: `once the remote answers again, \`git ls-remote ${this.remote} '${envPrefixOf(updates)}/*'\` shows what landed; the next \`nyl reconcile -e ${intent?.environment ?? '<env>'}\` goes on from it as said above`,
         },
       ),
     );
   }
+}
+
+/** `refs/nyl/dev` of a write's refs (the lease is always among them). */
+function envPrefixOf(updates: RefUpdate[]): string {
+  const lease = updates.find((u) => u.ref.endsWith('/lease'))?.ref ?? updates[0]?.ref ?? 'refs/nyl/<env>/x';
+  return lease.replace(/\/(lease|desired|observed)$/, '').replace(/\/(runs|evidence|unreadable)\/[^/]+$/, '');
 }
 
 /**

@@ -166,7 +166,7 @@ export class RunSession {
   }
 
   private renewWrite(record: RunRecord, deadlineMs: number, now: number): Promise<void> {
-    const listed = record.executing.length ? `, listing ${record.executing.join(', ')} as executing` : '';
+    const listed = record.executing.length ? ` and lists ${record.executing.join(', ')} as executing` : '';
     return this.writeLeaseAndRun(
       this.renewed(now, deadlineMs),
       `nyl: renew lease ${this.env} for ${this.run}`,

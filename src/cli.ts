@@ -1,5 +1,6 @@
 import { main } from './cli/main.js';
 import { endAll } from './core/proc/children.js';
+import { removeWorkdir } from './core/proc/workdir.js';
 
 /**
  * Every way out ends every child nyl started and exits, once what was printed is written: a
@@ -7,6 +8,7 @@ import { endAll } from './core/proc/children.js';
  */
 function exit(code: number): void {
   endAll();
+  removeWorkdir();
   process.exitCode = code;
   process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
 }

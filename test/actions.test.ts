@@ -410,7 +410,13 @@ describe('reconcile action', () => {
       [...COUNTS, 'run', 'result', 'exit-code', 'observed', 'desired', 'units'].sort(),
     );
     // State for the post step: the main step finished.
-    expect(s.state).toEqual({ environment: 'dev', action: 'reconcile', run, main: 'finished' });
+    expect(s.state).toEqual({
+      environment: 'dev',
+      action: 'reconcile',
+      run,
+      main: 'finished',
+      'groups-file': expect.stringMatching(/\/nyl-[^/]+\/\d+-groups$/),
+    });
     expect(lease(w)).toMatchObject({ state: 'released', run });
 
     // The job summary: result table, facts, the workflow run, the graph coloured by result.
@@ -830,7 +836,11 @@ describe('lease-break and recover actions', () => {
     killGroup(main.pgid);
     const killed = await main.done;
     expect(killed.signal).toBe('SIGKILL');
-    expect(killed.state).toEqual({ environment: 'dev', action: 'reconcile' });
+    expect(killed.state).toEqual({
+      environment: 'dev',
+      action: 'reconcile',
+      'groups-file': expect.stringMatching(/\/nyl-[^/]+\/\d+-groups$/),
+    });
     const [runRef] = runRefs(w);
     const dead = (runRef as string).slice('refs/nyl/dev/runs/'.length);
     expect(dead).toMatch(UUID);
@@ -1034,7 +1044,11 @@ describe('post step', () => {
     const killed = await main.done;
     expect(killed.signal).toBe('SIGKILL');
     // What the runner saved for the post step: no `main`, no `run`.
-    expect(killed.state).toEqual({ environment: 'dev', action: 'reconcile' });
+    expect(killed.state).toEqual({
+      environment: 'dev',
+      action: 'reconcile',
+      'groups-file': expect.stringMatching(/\/nyl-[^/]+\/\d+-groups$/),
+    });
     const [runRef] = runRefs(w);
     const dead = (runRef as string).slice('refs/nyl/dev/runs/'.length);
     expect(lease(w)).toMatchObject({ state: 'held', run: dead });

@@ -20,15 +20,15 @@ const lines = (dir: string, f: string) =>
 const env = { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0' };
 
 describe('regressions', () => {
-  it('a driver that throws leaves its unit uncertain; the other units finish and are recorded', async () => {
+  it('a tool that cannot be started is failed, not uncertain; the other units finish and are recorded', async () => {
     const dir = makeRepo({
       'nyl.yaml': ENV_DEV + command('slow', 'sleep 1; echo done >> slow.log') + command('bad', 'echo \u0000 hi'),
     });
     const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local']);
     expect(r.stderr).not.toContain('NYL-INTERNAL');
-    expect(r.code).toBe(4);
-    expect(results(r.stdout)).toEqual({ bad: 'uncertain', slow: 'executed' });
-    expect(parseTable(r.stdout).find((x) => x.UNIT === 'bad')?.DETAIL).toMatch(/^its driver failed: /);
+    expect(r.code).toBe(1);
+    expect(results(r.stdout)).toEqual({ bad: 'failed', slow: 'executed' });
+    expect(parseTable(r.stdout).find((x) => x.UNIT === 'bad')?.DETAIL).toMatch(/^could not be started \(.+\); it made no effect$/);
     // slow's receipt was recorded: the next run does not execute it again.
     commitFiles(dir, {
       'nyl.yaml': ENV_DEV + command('slow', 'sleep 1; echo done >> slow.log') + command('bad', 'echo hi'),

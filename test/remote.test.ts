@@ -267,11 +267,15 @@ function deadRunOf(remote: Remote): string {
   return (runs[0] as string).slice('refs/nyl/dev/runs/'.length);
 }
 
-/** `nyl lease break`'s exact output for a run (seed 000). */
-function leaseBreakOutput(run: string): string {
+/**
+ * `nyl lease break`'s exact output for a run (seed 000). Breaking on the host the run ran on, it
+ * also says whether that run's tools are gone (here they are: the runner was killed with them).
+ */
+function leaseBreakOutput(run: string, tools = 'gone (it ran on this host)'): string {
   return [
     'lease-break dev: done',
     `  broken: run ${run}`,
+    ...(tools ? [`  tools: ${tools}`] : []),
     '',
     'warning NYL-LEASE-HELD',
     `  the lease of run ${run} by ${holderId()} was broken; if that run is still alive it may still cause effects, but it can no longer write state`,
@@ -554,9 +558,16 @@ describe('late checkpoints over smart HTTP', () => {
     await waitForFile(join(ctl, 'migrate.started'));
     const run = deadRunOf(remote);
 
-    // Break the lease of a runner that is in fact alive, and import it.
+    // Break the lease of a runner that is in fact alive, and import it. On its host, nyl says its tool still runs.
+    const pgid = readFileSync(join(ctl, 'migrate.pgid'), 'utf8').trim();
     expect((await nyl(dir, ['lease', 'break', ...ENV, '--reason', 'runner was killed'])).stdout).toBe(
-      leaseBreakOutput(run),
+      [
+        leaseBreakOutput(run, `still running on this host (process groups ${pgid})`),
+        `warning NYL-TOOLS-RUNNING (${run})`,
+        `  run ${run} ran on this host, and its tools still run in process groups ${pgid}: the next run would start its units on top of them`,
+        `  fix: stop them before the next run: \`kill -TERM -- -${pgid}\``,
+        '',
+      ].join('\n'),
     );
     const rec = await nyl(dir, ['recover', ...ENV, '--reason', 'x']);
     expect(rec.code).toBe(0);

@@ -5,7 +5,7 @@ import { parseOutputFile } from '../src/core/drivers/command.js';
 import { countsText, transitionMessage } from '../src/core/ops/message.js';
 import { canonicalJson, sha256Key } from '../src/core/util/canonical.js';
 import { formatDuration, parseDuration } from '../src/core/util/duration.js';
-import { secretMasker } from '../src/core/util/mask.js';
+import { Masker } from '../src/core/util/mask.js';
 import { uuid7 } from '../src/core/util/uuid7.js';
 
 describe('durations', () => {
@@ -103,8 +103,23 @@ describe('transition messages', () => {
 });
 
 describe('secret masking', () => {
-  it('hides values of secret-looking variables', () => {
-    const mask = secretMasker({ DEPLOY_TOKEN: 'hunter22', DB_PASSWORD: 'pa55word', HOME: '/root', SHORT_KEY: 'abc' });
-    expect(mask('token=hunter22 pw=pa55word home=/root')).toBe('token=*** pw=*** home=/root');
+  const m = Masker.fromEnv({
+    DEPLOY_TOKEN: 'hunter22',
+    DB_PASSWORD: 'pa"55\\word',
+    HOME: '/root',
+    SHORT_KEY: 'abc',
+    PRIVATE_KEY: 'line-one-of-key\nline-two-of-key',
+  });
+  it('hides values of secret-looking variables, not other ones, not short ones', () => {
+    expect(m.mask('token=hunter22 home=/root abc')).toBe('token=*** home=/root abc');
+  });
+  it('hides them as JSON writes them, and multi-line ones line by line', () => {
+    expect(m.mask(JSON.stringify({ pw: 'pa"55\\word' }))).toBe('{"pw":"***"}');
+    expect(m.mask('-----\nline-two-of-key\n')).toBe('-----\n***\n');
+  });
+  it('hides the part of a secret a cut left at either end of a piece', () => {
+    expect(m.maskPiece('ter22 and more')).toBe('*** and more');
+    expect(m.maskPiece('and more hunt')).toBe('and more ***');
+    expect(m.maskPiece('r22 is too short to tell')).toBe('r22 is too short to tell');
   });
 });

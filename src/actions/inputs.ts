@@ -21,12 +21,23 @@ const list = z.string().transform((s) =>
     .filter(Boolean),
 );
 
+/**
+ * On cancel the runner sends SIGINT, then SIGTERM 7.5 s later, then kills the step 2.5 s after
+ * that. Tools get the grace; nyl then still writes its checkpoints and releases the lease: a grace
+ * that cannot leave time for that inside the 7.5 s is refused.
+ */
+export const MAX_CANCEL_GRACE_MS = 5_000;
+const cancelGrace = duration('cancel-grace').refine((s) => s === '' || (parseDuration(s) ?? 0) <= MAX_CANCEL_GRACE_MS, {
+  message: `cancel-grace cannot exceed 5s: on cancel the runner kills the step 7.5 s after its SIGINT, and nyl needs the rest of that window to checkpoint and release the lease`,
+});
+
 const common = {
   environment: z.string().min(1, 'environment is required: the environment to act on, e.g. dev'),
   config: z.string(),
   remote: z.string(),
   'wait-lease': duration('wait-lease'),
-  'cancel-grace': duration('cancel-grace'),
+  'cancel-grace': cancelGrace,
+  'network-timeout': duration('network-timeout'),
   token: z.string(),
 };
 

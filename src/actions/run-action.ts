@@ -8,6 +8,9 @@ import type { OpReport, RunReport } from '../core/ops/report.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
 import { currentHolder } from '../core/state/lease.js';
+import { endAll, signalGroup } from '../core/proc/children.js';
+import { configureWatchdog, groupAlive, groupsListedIn, watchdogStateFile } from '../core/proc/watchdog.js';
+import { removeWorkdir } from '../core/proc/workdir.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem } from '../core/util/errors.js';
@@ -166,6 +169,9 @@ export async function runAction(name: ActionName): Promise<void> {
   core.saveState('action', name);
   // The runner signals only this process, SIGINT then SIGTERM 7.5 s later: forward to tools, stop in time.
   const cancellation = new Cancellation(parseDuration(inputs['cancel-grace']) ?? 5_000);
+  // If this step is killed, the watchdog stops its tools; the post step waits for them to be gone.
+  configureWatchdog({ graceMs: cancellation.graceMs });
+  core.saveState('groups-file', watchdogStateFile());
   const onSignal = (sig: NodeJS.Signals) => {
     core.warning(
       `received ${sig}: stopping, tools get ${cancellation.graceMs / 1000}s before their process groups are killed`,
@@ -183,6 +189,7 @@ export async function runAction(name: ActionName): Promise<void> {
         local: false,
         remote: inputs.remote,
         waitLeaseMs: inputs['wait-lease'] ? parseDuration(inputs['wait-lease']) : undefined,
+        networkTimeoutMs: inputs['network-timeout'] ? parseDuration(inputs['network-timeout']) : undefined,
       },
       {
         cancellation,
@@ -228,6 +235,8 @@ export async function runAction(name: ActionName): Promise<void> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     ctx?.repo.close();
+    endAll();
+    removeWorkdir();
   }
 }
 
@@ -264,6 +273,7 @@ export async function runPost(): Promise<void> {
   });
   useToken(core.getInput('token'));
   useActorIdentity();
+  await stopLeftoverTools(core.getState('groups-file'), parseDuration(core.getInput('cancel-grace') || '5s') ?? 5_000);
   let ctx: OpContext | undefined;
   try {
     ctx = await openWorkspace({
@@ -286,4 +296,26 @@ export async function runPost(): Promise<void> {
   } finally {
     ctx?.repo.close();
   }
+}
+
+/**
+ * A killed main step leaves its tools to its watchdog, which stops them within the grace. The
+ * lease is released only once they are gone: otherwise the next run would start a unit on top of
+ * a tool still applying it.
+ */
+async function stopLeftoverTools(groupsFile: string, graceMs: number): Promise<void> {
+  if (!groupsFile) return;
+  const alive = () => groupsListedIn(groupsFile).filter(groupAlive);
+  let left = alive();
+  if (!left.length) return;
+  core.warning(`the main step's tools still run (process groups ${left.join(', ')}): stopping them before the lease is released`, {
+    title: 'NYL-RUN-ABANDONED',
+  });
+  for (const g of left) signalGroup(g, 'SIGTERM');
+  const until = Date.now() + graceMs;
+  while ((left = alive()).length && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  for (const g of left) signalGroup(g, 'SIGKILL');
+  const hard = Date.now() + 2_000;
+  while ((left = alive()).length && Date.now() < hard) await new Promise((r) => setTimeout(r, 50));
+  core.info(left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : 'nyl: the main step\'s tools are gone');
 }

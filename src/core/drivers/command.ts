@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { referenceVariable, shellSafeScript } from '../config/references.js';
+import { workPath } from '../proc/workdir.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { formatDuration } from '../util/duration.js';
+import { masker } from '../util/mask.js';
 import type { Driver, ExecuteContext, ExecuteResult, InspectResult, RecoveryPolicy, VerifyResult } from './driver.js';
 import { runScript } from './process.js';
 
@@ -26,6 +27,12 @@ function lastLines(text: string, n: number): string {
 /** Parses `key=value` and `key<<DELIM … DELIM` lines, as a step writes $GITHUB_OUTPUT. */
 export function parseOutputFile(text: string): { outputs: Record<string, string>; error?: string } {
   const outputs: Record<string, string> = {};
+  const nul = text.indexOf('\0');
+  if (nul >= 0)
+    return {
+      outputs,
+      error: `NYL_OUTPUT line ${text.slice(0, nul).split('\n').length} holds a NUL byte: outputs are text`,
+    };
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = (lines[i] as string).replace(/\r$/, '');
@@ -44,17 +51,29 @@ export function parseOutputFile(text: string): { outputs: Record<string, string>
     const eq = line.indexOf('=');
     const key = eq > 0 ? line.slice(0, eq) : '';
     if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(key))
-      return { outputs, error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(line.slice(0, 80))}` };
+      return {
+        outputs,
+        // Masked before it is cut and escaped: a secret straddling the cut or holding quotes is masked whole.
+        error: `NYL_OUTPUT line ${i + 1} is not key=value: ${JSON.stringify(masker.mask(line).slice(0, 80))}`,
+      };
     outputs[key] = line.slice(eq + 1);
   }
   return { outputs };
 }
 
-/** Environment of a tool: inherited, plus NYL_* facts and one variable per output reference. */
-export function unitEnv(
+/** Values longer than this, or holding a NUL byte, reach scripts through files, not the environment. */
+export const INPUT_ENV_MAX = 32 * 1024;
+
+/**
+ * Environment of a tool: inherited, plus NYL_* facts and one variable per output reference. A value
+ * too large for the environment (the kernel refuses a spawn whose environment is too big) or with
+ * a NUL byte goes in a file named by `<variable>_FILE`; the script's preamble reads it into the
+ * variable, so `${{ … }}` works the same (bash drops NUL bytes: read the file for those).
+ */
+export function unitInputs(
   ctx: { environment: string; run: string; unit: DesiredUnit },
   output: string,
-): NodeJS.ProcessEnv {
+): { env: NodeJS.ProcessEnv; preamble: string; files: string[] } {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NYL_ENVIRONMENT: ctx.environment,
@@ -63,11 +82,23 @@ export function unitEnv(
     NYL_UID: ctx.unit.uid,
     NYL_OUTPUT: output,
   };
+  const preamble: string[] = [];
+  const files: string[] = [];
   for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
     const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
-    if (m) env[referenceVariable({ unit: m[1] as string, key: m[2] as string })] = value;
+    if (!m) continue;
+    const name = referenceVariable({ unit: m[1] as string, key: m[2] as string });
+    if (value.length <= INPUT_ENV_MAX && !value.includes('\0')) {
+      env[name] = value;
+      continue;
+    }
+    const file = workPath('input');
+    writeFileSync(file, value, { mode: 0o600 });
+    files.push(file);
+    env[`${name}_FILE`] = file;
+    preamble.push(`${name}="$(cat -- "$${name}_FILE"; printf .)"; ${name}="\${${name}%.}"`);
   }
-  return env;
+  return { env, preamble: preamble.length ? `${preamble.join('\n')}\n` : '', files };
 }
 
 /** How a script that did not say yes or no ended, for messages. */
@@ -76,23 +107,38 @@ function howItEnded(r: { timedOut: boolean; exitCode: number | null; signal: Nod
   return r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`;
 }
 
-/** Runs one of the unit's scripts with its environment and an output file; returns what it wrote. */
-async function runUnitScript(ctx: ExecuteContext, script: string) {
-  const dir = await mkdtemp(join(tmpdir(), 'nyl-out-'));
-  const outFile = join(dir, 'output');
+/**
+ * Runs one of the unit's scripts with its environment and an output file; returns what it wrote.
+ * `stdoutApart`: the script's stdout is data (a check's detail), kept apart from its log.
+ */
+async function runUnitScript(ctx: ExecuteContext, script: string, stdoutApart = false) {
+  const outFile = workPath('nyl-output');
+  const { env, preamble, files } = unitInputs(ctx, outFile);
   try {
     const r = await runScript({
-      script: shellSafeScript(script),
+      script: preamble + shellSafeScript(script),
       cwd: ctx.cwd,
-      env: unitEnv(ctx, outFile),
+      env,
       timeoutMs: ctx.timeoutMs,
       cancellation: ctx.cancellation,
+      ...(stdoutApart ? { stdoutBytes: 64 * 1024 } : {}),
     });
     const text = await readFile(outFile, 'utf8').catch(() => '');
     return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(text) };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    for (const f of [outFile, ...files]) await rm(f, { force: true });
   }
+}
+
+/** A tool that never started made no effect: failed, and run again once its input changes. */
+export function notStartedResult(r: { startError?: string; durationMs: number }, log = ''): ExecuteResult {
+  return {
+    status: 'failed',
+    reason: `could not be started (${r.startError ?? 'spawn failed'}); it made no effect`,
+    retryable: false,
+    log,
+    durationMs: r.durationMs,
+  };
 }
 
 export const commandDriver: Driver = {
@@ -108,6 +154,7 @@ export const commandDriver: Driver = {
   async execute(ctx: ExecuteContext): Promise<ExecuteResult> {
     const spec = ctx.unit.spec as unknown as CommandSpec;
     const { r, log, parsed } = await runUnitScript(ctx, spec.run);
+    if (!r.started) return notStartedResult(r);
     const durationMs = r.durationMs;
     if (r.timedOut)
       return {
@@ -147,7 +194,8 @@ export const commandDriver: Driver = {
   async verify(ctx: ExecuteContext): Promise<VerifyResult | undefined> {
     const spec = ctx.unit.spec as unknown as CommandSpec;
     if (!spec.check) return undefined;
-    const { r, log, parsed } = await runUnitScript(ctx, spec.check);
+    const { r, log, parsed } = await runUnitScript(ctx, spec.check, true);
+    if (!r.started) return { state: 'unknown', detail: `check could not be started (${r.startError})` };
     const attestations = parsed.error ? undefined : parsed.outputs;
     const extra = Object.keys(attestations ?? {}).length ? { attestations } : {};
     if (r.exitCode === 0) return { state: 'in-sync', detail: '', ...extra };
@@ -170,6 +218,7 @@ export const commandDriver: Driver = {
     const spec = ctx.unit.spec as unknown as CommandSpec;
     if (!spec.inspect) return { status: 'unknown', reason: 'the unit has no spec.inspect', log: '' };
     const { r, log, parsed } = await runUnitScript(ctx, spec.inspect);
+    if (!r.started) return { status: 'unknown', reason: `inspect could not be started (${r.startError})`, log: '' };
     if (r.exitCode === 0 && !parsed.error) return { status: 'applied', outputs: parsed.outputs, artifacts: {}, log };
     if (r.exitCode === 2) return { status: 'not-applied', log };
     const how = howItEnded(r);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { DesiredUnit } from '../resolve/desired.js';
+import { notStartedResult } from './command.js';
 import type { Driver, ExecuteContext, ExecuteResult, InspectResult, RecoveryPolicy, VerifyResult } from './driver.js';
 import { runProcess } from './process.js';
 
@@ -94,7 +95,9 @@ async function digestOf(
     env: process.env,
     timeoutMs: Math.min(ctx.timeoutMs, 120_000),
     cancellation: ctx.cancellation,
+    stdoutBytes: 16 * 1024 * 1024, // the manifest, hashed as served
   });
+  if (!r.started) return { error: `${argv[0]} could not be started (${r.startError})` };
   if (r.exitCode !== 0) {
     if (/manifest unknown|not found|No such image/i.test(r.tail)) return { missing: true };
     return { error: `${argv.slice(0, 2).join(' ')} exited with ${r.exitCode}: ${lastLines(ctx.mask(r.tail), 3)}` };
@@ -130,6 +133,7 @@ export const ociImageDriver: Driver = {
         cancellation: ctx.cancellation,
       });
       log += `$ ${argv.join(' ')}\n${ctx.mask(r.tail)}`;
+      if (!r.started) return notStartedResult(r, log);
       const durationMs = Date.now() - started;
       if (r.timedOut || r.cancelled || r.exitCode === null)
         return {

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { DesiredUnit } from '../resolve/desired.js';
+import { notStartedResult } from './command.js';
 import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy, VerifyResult } from './driver.js';
 import { type ProcessResult, runProcess } from './process.js';
 
@@ -77,7 +78,7 @@ interface Step {
   argv: string[];
   result: ProcessResult;
 }
-const failedStep = (s: Step) => s.result.exitCode !== 0 || s.result.timedOut || s.result.cancelled;
+const failedStep = (s: Step) => !s.result.started || s.result.exitCode !== 0 || s.result.timedOut || s.result.cancelled;
 
 function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver {
   /**
@@ -124,10 +125,12 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
           timeoutMs: Math.max(1, deadline - Date.now()),
           cancellation: ctx.cancellation,
           stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
-          stdoutBytes: argv[1] === 'output' ? 64 * 1024 * 1024 : undefined, // output -json is data
+          // output -json is data; plan's stdout is the drift detail.
+          stdoutBytes: argv[1] === 'output' ? 64 * 1024 * 1024 : argv[1] === 'plan' ? 1024 * 1024 : undefined,
         });
         // `output -json` prints sensitive values: never logged.
-        if (argv[1] !== 'output') log += `$ ${argv.join(' ')}\n${ctx.mask(stripAnsi(result.tail))}`;
+        if (argv[1] !== 'output')
+          log += `$ ${argv.join(' ')}\n${ctx.mask(stripAnsi(result.tail))}${argv[1] === 'plan' ? ctx.mask(stripAnsi(result.stdout)) : ''}`;
         const step = { argv, result };
         // plan -detailed-exitcode exits 2 for "changes": a finding, not a failure; an existing
         // workspace is what `workspace new` finds from the second run on.
@@ -148,6 +151,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
     const spec = ctx.unit.spec as unknown as TfSpec;
     const durationMs = r.durationMs;
     const what = f.argv[1];
+    if (!r.started) return notStartedResult(r, log);
     if (r.timedOut)
       return { status: 'uncertain', reason: `${what} timed out; its effects are unknown`, log, durationMs };
     if (r.cancelled)

@@ -54,7 +54,7 @@ export function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> 
       cwd: opts.cwd,
       env: gitEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],
-      guarded: opts.guarded,
+      guarded: opts.guarded ? 'git' : undefined,
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];

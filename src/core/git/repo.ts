@@ -44,6 +44,11 @@ export type TreeFiles = Map<string, Buffer | { oid: string }>;
 export class GitRepo {
   readonly cat: CatFile;
   private readonly known = new Set<string>();
+  /**
+   * Applied to every blob and commit message written (nyl sets its secret masking here, so no
+   * secret reaches a ref whatever document carries it).
+   */
+  textFilter: (text: string) => string = (t) => t;
   private identity: Signature | undefined;
 
   private constructor(
@@ -218,7 +223,7 @@ export class ObjectBatch {
   constructor(private readonly repo: GitRepo) {}
 
   add(type: ObjectType, body: Buffer): string {
-    const o = makeObject(this.repo.algo, type, body);
+    const o = makeObject(this.repo.algo, type, type === 'blob' ? this.filtered(body) : body);
     if (!this.repo.isKnown(o.oid) && !this.objects.some((x) => x.oid === o.oid)) this.objects.push(o);
     return o.oid;
   }
@@ -254,7 +259,13 @@ export class ObjectBatch {
   }
 
   commit(spec: CommitSpec): string {
-    return this.add('commit', serializeCommit(spec));
+    return this.add('commit', serializeCommit({ ...spec, message: this.repo.textFilter(spec.message) }));
+  }
+
+  private filtered(body: Buffer): Buffer {
+    const text = body.toString('utf8');
+    const out = this.repo.textFilter(text);
+    return out === text ? body : Buffer.from(out);
   }
 
   async flush(): Promise<void> {

@@ -3,7 +3,7 @@ import { runProcess } from '../drivers/process.js';
 import type { ObservedUnit } from '../state/documents.js';
 import { GRACE_MS } from '../state/lease.js';
 import { Exit, NylError, problem } from '../util/errors.js';
-import { secretMasker } from '../util/mask.js';
+import { masker } from '../util/mask.js';
 import { isoTime } from '../util/time.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
@@ -78,7 +78,7 @@ export async function exec(
     cancellation: ctx.cancellation,
     echo: opts.echo !== false,
   });
-  const output = secretMasker()(r.tail).slice(-OUTPUT_KEPT);
+  const output = masker.maskPiece(r.started ? r.tail.slice(-OUTPUT_KEPT) : `could not be started: ${r.startError}`);
   const at = isoTime(ctx.now());
   const next: ObservedUnit = {
     ...prior,

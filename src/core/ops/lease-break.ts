@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
 import type { RefUpdate } from '../git/repo.js';
-import type { LeaseDoc } from '../state/documents.js';
+import { groupAlive, groupsListedIn } from '../proc/watchdog.js';
+import type { LeaseDoc, RunRecord } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { currentHolder, holderText, type LeaseVerdict, leaseVerdict } from '../state/lease.js';
 import type { EnvState, Unreadable } from '../state/read.js';
@@ -81,6 +83,7 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
         fix: `run \`nyl status -e ${env}\` and break it again if its holder is still gone`,
       }),
     );
+  const tools = toolsOf(state.runs.get(held.run)?.record);
   const problems: Problem[] = [
     problem(
       'NYL-LEASE-HELD',
@@ -92,6 +95,19 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
       },
     ),
   ];
+  if (tools.alive.length)
+    problems.push(
+      problem(
+        'NYL-TOOLS-RUNNING',
+        `run ${held.run} ran on this host, and its tools still run in process groups ${tools.alive.join(', ')}: the next run would start its units on top of them`,
+        {
+          severity: 'warning',
+          subject: held.run,
+          exit: Exit.ok,
+          fix: `stop them before the next run: \`kill -TERM -- ${tools.alive.map((g) => `-${g}`).join(' ')}\``,
+        },
+      ),
+    );
   for (const u of setAside)
     problems.push(
       problem(
@@ -106,6 +122,7 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
       ),
     );
   const facts: [string, string][] = [['broken', `run ${held.run}`]];
+  if (tools.fact) facts.push(['tools', tools.fact]);
   for (const u of replaced) facts.push(['replaced', `${subjectOf(u)} (${u.cause})`]);
   return { ...base, outcome: 'done', facts, problems, exit: Exit.ok };
 }
@@ -132,4 +149,18 @@ function heldLease(state: EnvState, v: LeaseVerdict, replaced: Unreadable[], now
     renewedAt: run?.record?.updatedAt ?? isoTime(now),
     deadline: run?.record?.deadline ?? isoTime(now),
   };
+}
+
+/**
+ * On the host where the broken run ran, whether its tools are gone: the process groups its record
+ * names and its watchdog still lists. (Run elsewhere, nothing can be told from here.)
+ */
+function toolsOf(record: RunRecord | undefined): { fact?: string; alive: number[] } {
+  const sup = record?.supervisor;
+  if (!sup || sup.host !== hostname()) return { alive: [] };
+  const listed = sup.groupsFile ? groupsListedIn(sup.groupsFile) : [];
+  const groups = [...new Set([...(record?.processGroups ?? []), ...listed])];
+  const alive = groups.filter(groupAlive);
+  if (alive.length) return { fact: `still running on this host (process groups ${alive.join(', ')})`, alive };
+  return { fact: 'gone (it ran on this host)', alive };
 }

@@ -9,7 +9,7 @@ import { Backoff } from '../util/backoff.js';
 import { prettyJson } from '../util/canonical.js';
 import { crashPoint } from '../util/crash.js';
 import { Exit, NylError, type Problem, problem } from '../util/errors.js';
-import { secretMasker } from '../util/mask.js';
+import { masker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
 import { type DecideOptions, WHY_TEXT } from './decide.js';
@@ -140,7 +140,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     RESOLUTION_TIMEOUT_MS + GRACE_MS,
   );
 
-  const mask = secretMasker();
+  const mask = masker.mask;
   /** What a driver gets to execute or inspect a unit in this run. */
   const driverContext = (unit: DesiredUnit): ExecuteContext => ({
     environment: env,

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import { watchdogStateFile } from '../proc/watchdog.js';
 import type { RunRecord } from '../state/documents.js';
 import { currentHolder, type LeaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
@@ -38,6 +40,11 @@ export async function startRun(
     ...(state.tips.observed ? { basedOn: state.tips.observed } : {}),
     ...fields,
     ...(broken?.broken ? { takenOver: { run: broken.run, leaseBroken: broken.broken } } : {}),
+    supervisor: {
+      host: hostname(),
+      pid: process.pid,
+      ...(watchdogStateFile() ? { groupsFile: watchdogStateFile() } : {}),
+    },
   };
   return { run, session, record };
 }

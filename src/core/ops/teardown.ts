@@ -7,7 +7,7 @@ import { GRACE_MS } from '../state/lease.js';
 import { readDesiredDocs } from '../state/read.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
-import { secretMasker } from '../util/mask.js';
+import { masker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
 import { evaluateAll } from './evaluate.js';
@@ -101,7 +101,7 @@ export async function teardown(
 
   const rows = new Map<string, UnitRow>();
   const changed = new Map<string, ObservedUnit | null>();
-  const mask = secretMasker();
+  const mask = masker.mask;
   const stopped = new Set<string>(); // failed, blocked or held: what they need must stay
   try {
     for (const wave of reverseWaves(docs)) {

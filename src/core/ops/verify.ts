@@ -4,7 +4,7 @@ import { timeoutMs } from '../resolve/desired.js';
 import type { ObservedUnit } from '../state/documents.js';
 import { canonicalJson } from '../util/canonical.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
-import { secretMasker } from '../util/mask.js';
+import { masker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
 import { uuid7 } from '../util/uuid7.js';
@@ -29,7 +29,7 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
   loaded = await waitForNonImportWrite(ctx, loaded);
   const { cfg, sel, state } = loaded;
   const evaluated = evaluateAll(sel, state);
-  const mask = secretMasker();
+  const mask = masker.mask;
   const run = uuid7();
   const rows: UnitRow[] = [];
   const changed = new Map<string, ObservedUnit>();

@@ -6,6 +6,7 @@ import { type EnvState, readEnvironment, type Unreadable } from '../state/read.j
 import { DEFAULT_NETWORK_TIMEOUT_MS, RemoteBackend, unpublishedLocalWork } from '../state/remote-backend.js';
 import { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
+import { masker } from '../util/mask.js';
 import { refuseUnreadable, type Where } from './unreadable.js';
 
 export interface WorkspaceOptions {
@@ -52,6 +53,8 @@ export async function openWorkspace(
       );
     throw e;
   }
+  // No secret reaches a ref: every blob and commit message goes through the masking.
+  repo.textFilter = masker.mask;
   const cancellation = extra.cancellation ?? new Cancellation();
   return {
     repo,

@@ -9,13 +9,17 @@ import { guard, release } from './watchdog.js';
  */
 const live = new Set<ChildProcess>();
 
-export function spawnGroup(cmd: string, args: string[], opts: SpawnOptions & { guarded?: boolean }): ChildProcess {
-  const { guarded, ...spawnOpts } = opts;
+export function spawnGroup(
+  cmd: string,
+  args: string[],
+  opts: SpawnOptions & { guarded?: 'tool' | 'git'; stopSignal?: NodeJS.Signals },
+): ChildProcess {
+  const { guarded, stopSignal, ...spawnOpts } = opts;
   const child = spawn(cmd, args, { ...spawnOpts, detached: true });
   const pid = child.pid;
   if (pid === undefined) return child; // it failed to start: its 'error' event says why
   live.add(child);
-  if (guarded) guard(pid);
+  if (guarded) guard(pid, stopSignal, guarded);
   child.once('exit', () => {
     live.delete(child);
     if (guarded) release(pid);

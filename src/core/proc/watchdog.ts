@@ -1,52 +1,65 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { workPath } from './workdir.js';
 
 /**
  * The watchdog ends the process groups nyl started when nyl itself dies, by any signal, SIGKILL
  * included (Linux has no parent-death signal a Node process can ask for its children). It is a
  * small bash loop started once per nyl process, on first need, in a process group of its own: nyl
- * writes `+PGID` when a group starts and `-PGID` when it is gone. When its stdin reaches EOF —
- * nyl exited or was killed, the kernel closes the pipe either way — it sends SIGTERM to every
- * group still listed, waits up to the grace for them to go, then sends SIGKILL to what is left.
- * With STATE_FILE it keeps the list there, for a CI post step that runs after a killed main.
+ * writes `+PGID SIGNAL` when a group starts and `-PGID` when it is gone. When its stdin reaches
+ * EOF — nyl exited or was killed, the kernel closes the pipe either way — it sends each group
+ * still listed its stop signal (SIGTERM, or SIGINT for tools whose graceful stop that is), waits
+ * up to the grace for them to go, then sends SIGKILL to what is left. With a state file it keeps
+ * the list there (one `PGID` per line), for a CI post step or `nyl lease break` on the same host,
+ * and removes the file once every group is gone.
  */
 const SCRIPT = `
 grace_ms=$1; state=$2; live=" "
 save() { if [ -n "$state" ]; then printf '%s\\n' $live > "$state.tmp" && mv -f "$state.tmp" "$state"; fi; }
-while IFS= read -r line; do
-  case $line in
-    +*) live="$live\${line#+} " ;;
-    -*) live="\${live/ \${line#-} / }" ;;
+while IFS=' ' read -r cmd sig; do
+  case $cmd in
+    +*) g=\${cmd#+}; live="$live$g "; eval "sig_$g=\${sig:-TERM}" ;;
+    -*) g=\${cmd#-}; live="\${live/ $g / }" ;;
   esac
   save
 done
 set -- $live
-[ $# -eq 0 ] && exit 0
-for g in "$@"; do kill -TERM -- "-$g" 2>/dev/null; done
-n=$(( (grace_ms + 99) / 100 ))
-while [ $n -gt 0 ]; do
-  alive=0
-  for g in "$@"; do kill -0 -- "-$g" 2>/dev/null && alive=1; done
-  [ $alive -eq 0 ] && break
-  sleep 0.1; n=$(( n - 1 ))
-done
-for g in "$@"; do kill -KILL -- "-$g" 2>/dev/null; done
-live=" "; save
+if [ $# -gt 0 ]; then
+  for g in "$@"; do eval "s=\\$sig_$g"; kill -"$s" -- "-$g" 2>/dev/null; done
+  n=$(( (grace_ms + 99) / 100 ))
+  while [ $n -gt 0 ]; do
+    alive=0
+    for g in "$@"; do kill -0 -- "-$g" 2>/dev/null && alive=1; done
+    [ $alive -eq 0 ] && break
+    sleep 0.1; n=$(( n - 1 ))
+  done
+  for g in "$@"; do kill -KILL -- "-$g" 2>/dev/null; done
+fi
+[ -n "$state" ] && rm -f "$state"
 exit 0
 `;
 
 let child: ChildProcess | undefined;
-let settings = { graceMs: 30_000, stateFile: '' };
+/** stateFile: a path, '' for none, or 'auto' for one in nyl's work folder (made when first asked). */
+let settings = { graceMs: 30_000, stateFile: 'auto' };
+const guarded = new Map<number, 'tool' | 'git'>();
 
-/** Grace the watchdog gives groups between SIGTERM and SIGKILL, and where it lists them; before first use. */
+/** Grace the watchdog gives groups between their stop signal and SIGKILL, and where it lists them; before first use. */
 export function configureWatchdog(opts: { graceMs?: number; stateFile?: string }): void {
   settings = { ...settings, ...opts };
+}
+
+/** Where the watchdog lists the live groups ('' when none is kept). */
+export function watchdogStateFile(): string {
+  if (settings.stateFile === 'auto') settings.stateFile = process.platform === 'win32' ? '' : workPath('groups');
+  return settings.stateFile;
 }
 
 function start(): ChildProcess | undefined {
   if (child || process.platform === 'win32') return child;
   try {
-    child = spawn('bash', ['-c', SCRIPT, 'nyl-watchdog', String(settings.graceMs), settings.stateFile], {
+    child = spawn('bash', ['-c', SCRIPT, 'nyl-watchdog', String(settings.graceMs), watchdogStateFile()], {
       detached: true,
       stdio: ['pipe', 'ignore', 'ignore'],
     });
@@ -63,12 +76,61 @@ function start(): ChildProcess | undefined {
   return child;
 }
 
-/** Puts a process group under the watchdog: it dies with nyl. */
-export function guard(pgid: number): void {
-  start()?.stdin?.write(`+${pgid}\n`);
+/** Puts a process group under the watchdog: it dies with nyl (its stop signal first, then SIGKILL). */
+export function guard(pgid: number, stopSignal: NodeJS.Signals = 'SIGTERM', what: 'tool' | 'git' = 'tool'): void {
+  guarded.set(pgid, what);
+  start()?.stdin?.write(`+${pgid} ${stopSignal.replace(/^SIG/, '')}\n`);
 }
 
 /** The group is gone (or nyl ended it itself): nothing to do for it any more. */
 export function release(pgid: number): void {
+  guarded.delete(pgid);
   child?.stdin?.write(`-${pgid}\n`);
+}
+
+/** Tools' process groups under the watchdog now (recorded with the run, for the post step and lease break). */
+export function guardedGroups(): number[] {
+  return [...guarded].filter(([, w]) => w === 'tool').map(([g]) => g);
+}
+
+/** The groups a watchdog's state file lists (another nyl process's, e.g. a killed main step's). */
+export function groupsListedIn(file: string): number[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether a process group still has a live member. A zombie (dead, not yet reaped — containers
+ * whose init does not reap are common) does not count: on Linux the process table says which.
+ */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses: read after the last ')'.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+    }
+    return false;
+  } catch {
+    return true;
+  }
 }

@@ -54,6 +54,10 @@ export interface RunRecord {
   /** A broken lease this run took over, kept here until an import of it lands (then a later importer records it). */
   takenOver?: { run: string; leaseBroken: BreakInfo };
   finishedAt?: string;
+  /** Where the run's tools run: the host, nyl's pid, and the file its watchdog lists their process groups in. */
+  supervisor?: { host: string; pid: number; groupsFile?: string };
+  /** Process groups of the tools running at the last write. */
+  processGroups?: number[];
 }
 
 export interface Receipt {

@@ -1,5 +1,6 @@
 import type { Signature } from '../git/objects.js';
 import type { GitRepo, RefUpdate, TreeFiles } from '../git/repo.js';
+import { guardedGroups } from '../proc/watchdog.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { isoTime, withOffset } from '../util/time.js';
@@ -82,6 +83,9 @@ export class RunSession {
   }
 
   private runCommit(batch: ReturnType<GitRepo['batch']>, record: RunRecord, message: string): string {
+    // The tools running now, for a post step or `nyl lease break` on the same host.
+    const groups = guardedGroups();
+    if (groups.length || record.processGroups) record.processGroups = groups;
     this.runFiles.set(FILES.run, Buffer.from(prettyJson(record)));
     const tree = batch.tree(this.runFiles);
     return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });

@@ -48,6 +48,8 @@ export const RunRecordSchema = z.looseObject({
   exec: z.looseObject({ unit: str, command: z.array(str), by: str, reason: str.optional() }).optional(),
   takenOver: z.looseObject({ run: str, leaseBroken: brokenInfo }).optional(),
   finishedAt: time.optional(),
+  supervisor: z.looseObject({ host: str, pid: z.number(), groupsFile: str.optional() }).optional(),
+  processGroups: z.array(z.number()).optional(),
 });
 
 export const CheckpointSchema = z.looseObject({

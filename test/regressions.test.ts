@@ -28,7 +28,9 @@ describe('regressions', () => {
     expect(r.stderr).not.toContain('NYL-INTERNAL');
     expect(r.code).toBe(1);
     expect(results(r.stdout)).toEqual({ bad: 'failed', slow: 'executed' });
-    expect(parseTable(r.stdout).find((x) => x.UNIT === 'bad')?.DETAIL).toMatch(/^could not be started \(.+\); it made no effect$/);
+    expect(parseTable(r.stdout).find((x) => x.UNIT === 'bad')?.DETAIL).toMatch(
+      /^could not be started \(.+\); it made no effect$/,
+    );
     // slow's receipt was recorded: the next run does not execute it again.
     commitFiles(dir, {
       'nyl.yaml': ENV_DEV + command('slow', 'sleep 1; echo done >> slow.log') + command('bad', 'echo hi'),

@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { command, commitFiles, ENV_DEV, GIT_ENV, git, makeRepo, nyl, parseTable, tempDir } from './helpers/repo.js';
+import { command, commitFiles, ENV_DEV, GIT_ENV, makeRepo, nyl, parseTable, tempDir } from './helpers/repo.js';
 
 const LOCAL = ['-e', 'dev', '--local'];
 

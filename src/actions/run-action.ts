@@ -7,16 +7,17 @@ import { recover } from '../core/ops/recover.js';
 import type { OpReport, RunReport } from '../core/ops/report.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
-import { currentHolder } from '../core/state/lease.js';
 import { endAll, signalGroup } from '../core/proc/children.js';
 import { configureWatchdog, groupAlive, groupsListedIn, watchdogStateFile } from '../core/proc/watchdog.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
+import { currentHolder } from '../core/state/lease.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem } from '../core/util/errors.js';
+import { masker } from '../core/util/mask.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
-import { jobSummary } from './summary.js';
+import { inline, jobSummary } from './summary.js';
 
 const RESULTS = [
   'executed',
@@ -72,9 +73,14 @@ function useActorIdentity(): void {
   e.GIT_COMMITTER_EMAIL = email;
 }
 
+/** Every output, annotation and summary goes through the one masking step. */
+function setOutput(name: string, value: string): void {
+  core.setOutput(name, masker.mask(value));
+}
+
 function annotate(problems: Problem[]): void {
   for (const p of problems) {
-    const text = `${p.message}${p.fix ? `\nfix: ${p.fix}` : ''}`;
+    const text = masker.mask(`${p.message}${p.fix ? `\nfix: ${p.fix}` : ''}`);
     const props = { title: `${p.code}${p.subject ? ` (${p.subject})` : ''}` };
     if (p.severity === 'error') core.error(text, props);
     else core.warning(text, props);
@@ -82,23 +88,23 @@ function annotate(problems: Problem[]): void {
 }
 
 function setOutputs(report: RunReport | OpReport): void {
-  core.setOutput('result', RESULT_OF_EXIT[report.exit] ?? 'failed');
-  core.setOutput('exit-code', String(report.exit));
+  setOutput('result', RESULT_OF_EXIT[report.exit] ?? 'failed');
+  setOutput('exit-code', String(report.exit));
   if ('rows' in report) {
-    core.setOutput('run', report.run ?? '');
-    core.setOutput('observed', report.observed ?? '');
-    core.setOutput('desired', report.desired ?? '');
-    for (const r of RESULTS) core.setOutput(r, String(report.rows.filter((x) => x.result === r).length));
-    core.setOutput(
+    setOutput('run', report.run ?? '');
+    setOutput('observed', report.observed ?? '');
+    setOutput('desired', report.desired ?? '');
+    for (const r of RESULTS) setOutput(r, String(report.rows.filter((x) => x.result === r).length));
+    setOutput(
       'units',
       JSON.stringify(report.rows.map((r) => ({ unit: r.unit, kind: r.kind, result: r.result, detail: r.detail }))),
     );
   } else {
     const facts = Object.fromEntries(report.facts);
-    core.setOutput('observed', facts.observed ?? '');
-    core.setOutput('desired', facts.desired ?? '');
-    core.setOutput('run', facts.run ?? facts.broken?.replace(/^run /, '') ?? '');
-    core.setOutput('units', '[]');
+    setOutput('observed', facts.observed ?? '');
+    setOutput('desired', facts.desired ?? '');
+    setOutput('run', facts.run ?? facts.broken?.replace(/^run /, '') ?? '');
+    setOutput('units', '[]');
   }
 }
 
@@ -124,7 +130,7 @@ async function writeSummary(report: RunReport | OpReport, graph?: RunReport['gra
             : []),
           '',
         ].join('\n');
-  await core.summary.addRaw(text).write();
+  await core.summary.addRaw(masker.mask(text)).write();
 }
 
 async function operation(name: ActionName, ctx: OpContext, inputs: Inputs<ActionName>): Promise<RunReport | OpReport> {
@@ -165,6 +171,8 @@ export async function runAction(name: ActionName): Promise<void> {
   }
   useToken(inputs.token);
   useActorIdentity();
+  // The runner masks them in its own log too (the tools' output it echoes, this step's lines).
+  for (const s of masker.secrets) core.setSecret(s);
   core.saveState('environment', inputs.environment);
   core.saveState('action', name);
   // The runner signals only this process, SIGINT then SIGTERM 7.5 s later: forward to tools, stop in time.
@@ -216,17 +224,21 @@ export async function runAction(name: ActionName): Promise<void> {
       e instanceof NylError
         ? problems.map((p) => `${p.code}: ${p.message}`).join('\n')
         : `NYL-INTERNAL: ${(e as Error)?.message ?? e}`;
-    core.setOutput('result', RESULT_OF_EXIT[e instanceof NylError ? e.exit : 1] ?? 'failed');
-    core.setOutput('exit-code', String(e instanceof NylError ? e.exit : 1));
+    setOutput('result', RESULT_OF_EXIT[e instanceof NylError ? e.exit : 1] ?? 'failed');
+    setOutput('exit-code', String(e instanceof NylError ? e.exit : 1));
     if (process.env.GITHUB_STEP_SUMMARY)
       await core.summary
         .addRaw(
-          [
-            `## nyl ${name} ${inputs.environment}: refused`,
-            '',
-            ...problems.map((p) => `- **${p.severity} ${p.code}**: ${p.message}${p.fix ? `<br>fix: ${p.fix}` : ''}`),
-            '',
-          ].join('\n'),
+          masker.mask(
+            [
+              `## nyl ${name} ${inputs.environment}: refused`,
+              '',
+              ...problems.map(
+                (p) => `- **${p.severity} ${p.code}**: ${inline(p.message)}${p.fix ? `<br>fix: ${inline(p.fix)}` : ''}`,
+              ),
+              '',
+            ].join('\n'),
+          ),
         )
         .write();
     core.setFailed(msg);
@@ -252,15 +264,25 @@ async function driftAlerts(report: RunReport, inputs: Inputs<'verify'>): Promise
     return;
   }
   const { owner, repo } = context.repo;
-  const r = await syncDriftIssue(
-    getOctokit(token),
-    { owner, repo },
-    report.environment,
-    drifted.map((d) => ({ unit: d.unit, detail: d.detail })),
-    workflowRunUrl(),
-  );
-  core.setOutput('drift-issue', r.number ? String(r.number) : '');
-  core.info(`nyl: drift issue ${r.action}${r.number ? ` #${r.number}` : ''}`);
+  try {
+    const r = await syncDriftIssue(
+      getOctokit(token),
+      { owner, repo },
+      report.environment,
+      drifted.map((d) => ({ unit: d.unit, detail: d.detail })),
+      workflowRunUrl(),
+    );
+    setOutput('drift-issue', r.number ? String(r.number) : '');
+    core.info(`nyl: drift issue ${r.action}${r.number ? ` #${r.number}` : ''}`);
+  } catch (e) {
+    // The verify report stands whatever the API says: its drift is recorded and summarized.
+    const status = (e as { status?: number }).status;
+    core.warning(
+      `the drift issue could not be ${drifted.length ? 'opened or updated' : 'closed'}${status ? ` (GitHub API answered ${status})` : ''}: ${masker.mask((e as Error)?.message ?? String(e))}; give the token \`issues: write\``,
+      { title: 'NYL-DRIFT-ISSUE' },
+    );
+    setOutput('drift-issue', '');
+  }
 }
 
 /** The post step: runs after main even when main was cancelled or killed. */
@@ -306,16 +328,27 @@ export async function runPost(): Promise<void> {
 async function stopLeftoverTools(groupsFile: string, graceMs: number): Promise<void> {
   if (!groupsFile) return;
   const alive = () => groupsListedIn(groupsFile).filter(groupAlive);
+  const waitGone = async (until: number, step: number) => {
+    let now = alive();
+    while (now.length && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, step));
+      now = alive();
+    }
+    return now;
+  };
   let left = alive();
   if (!left.length) return;
-  core.warning(`the main step's tools still run (process groups ${left.join(', ')}): stopping them before the lease is released`, {
-    title: 'NYL-RUN-ABANDONED',
-  });
+  core.warning(
+    `the main step's tools still run (process groups ${left.join(', ')}): stopping them before the lease is released`,
+    {
+      title: 'NYL-RUN-ABANDONED',
+    },
+  );
   for (const g of left) signalGroup(g, 'SIGTERM');
-  const until = Date.now() + graceMs;
-  while ((left = alive()).length && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  left = await waitGone(Date.now() + graceMs, 100);
   for (const g of left) signalGroup(g, 'SIGKILL');
-  const hard = Date.now() + 2_000;
-  while ((left = alive()).length && Date.now() < hard) await new Promise((r) => setTimeout(r, 50));
-  core.info(left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : 'nyl: the main step\'s tools are gone');
+  left = await waitGone(Date.now() + 2_000, 50);
+  core.info(
+    left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : "nyl: the main step's tools are gone",
+  );
 }

@@ -19,7 +19,29 @@ const COLORS: Record<string, string> = {
   held: '#6e7781',
 };
 
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+/**
+ * Text from units and tools, made inert for a summary: outside code spans `<`, `>` and `&` become
+ * entities (a raw `<!--` would hide everything after it), inside them they stay as they are (code
+ * spans show text literally); `|` is escaped for tables and newlines become breaks. An unpaired
+ * backtick is escaped so it opens no code span.
+ */
+export function inline(text: string): string {
+  const parts = text.split('`');
+  // An odd number of backticks: the last one pairs with nothing and is shown as it is.
+  const unpaired = parts.length % 2 === 0 ? parts.pop() : undefined;
+  const plain = (p: string) =>
+    p
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/\|/g, '\\|')
+      .replace(/\r?\n/g, '<br>');
+  const code = (p: string) => `\`${p.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')}\``;
+  const out = parts.map((p, i) => (i % 2 === 1 ? code(p) : plain(p))).join('');
+  return unpaired === undefined ? out : `${out}&#96;${plain(unpaired)}`;
+}
+
+const cell = inline;
 const id = (s: string) => `u_${s.replace(/[^A-Za-z0-9_]/g, '_')}`;
 
 export interface SummaryContext {
@@ -51,7 +73,7 @@ export function mermaid(report: RunReport, graph: NonNullable<SummaryContext['gr
 }
 
 function problemText(p: Problem): string {
-  return `- **${p.severity} ${p.code}**${p.subject ? ` (${p.subject})` : ''}: ${p.message}${p.fix ? `<br>fix: ${p.fix}` : ''}`;
+  return `- **${p.severity} ${p.code}**${p.subject ? ` (${inline(p.subject)})` : ''}: ${inline(p.message)}${p.fix ? `<br>fix: ${inline(p.fix)}` : ''}`;
 }
 
 /** The job summary: result table, run facts, link, next steps, graph; cut to the budget. */

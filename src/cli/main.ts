@@ -149,16 +149,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       if (waitLeaseMs === undefined)
         throw usage(`--wait-lease ${values['wait-lease']} is not a duration`, 'pass a duration such as 30s or 10m');
     }
-    const networkText = (values['network-timeout'] as string | undefined) ?? process.env.NYL_NETWORK_TIMEOUT;
-    let networkTimeoutMs: number | undefined;
-    if (networkText !== undefined) {
-      networkTimeoutMs = parseDuration(networkText);
-      if (!networkTimeoutMs)
-        throw usage(
-          `--network-timeout ${networkText} is not a duration`,
-          'pass a duration such as 30s or 2m (or set NYL_NETWORK_TIMEOUT to one)',
-        );
-    }
+    const networkTimeoutMs = durationSetting(values['network-timeout'] as string | undefined, 'network-timeout');
+    durationSetting(undefined, 'heartbeat-interval');
     const reason = values.reason as string | undefined;
     const units = ([] as string[]).concat((values.unit as string | string[] | undefined) ?? []);
     const needsReason = ['recover', 'lease break', 'hold', 'resume'].includes(command) || values.reapply === true;
@@ -295,4 +287,21 @@ function renderOp(r: OpReport): string {
   const out = [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${v}`)];
   if (r.problems.length) out.push('', renderProblems(r.problems));
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * A duration given as an option or, without it, in the environment (NYL_NETWORK_TIMEOUT,
+ * NYL_HEARTBEAT_INTERVAL): a bad value is a usage error naming where it came from.
+ */
+function durationSetting(option: string | undefined, name: string): number | undefined {
+  const variable = `NYL_${name.toUpperCase().replace(/-/g, '_')}`;
+  const text = option ?? process.env[variable];
+  if (text === undefined || text === '') return undefined;
+  const ms = parseDuration(text);
+  if (!ms)
+    throw usage(
+      `${option !== undefined ? `--${name}` : variable} ${JSON.stringify(text)} is not a duration`,
+      `pass a duration such as 30s or 2m${option !== undefined ? '' : ` (or unset ${variable})`}`,
+    );
+  return ms;
 }

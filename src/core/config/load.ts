@@ -165,7 +165,20 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
       }
       continue;
     }
-    const value = doc.toJS() as unknown;
+    let value: unknown;
+    try {
+      value = doc.toJS();
+    } catch (e) {
+      // e.g. an alias bomb: "Excessive alias count indicates a resource exhaustion attack".
+      const line = locate(doc, lc, []);
+      problems.push(
+        problem('NYL-CONFIG-SYNTAX', `YAML cannot be read: ${(e as Error).message}`, {
+          subject: `${file}:${line}`,
+          fix: `remove the repeated aliases (*name) from the document at ${file} line ${line}`,
+        }),
+      );
+      continue;
+    }
     if (value === null || value === undefined) continue;
     const docLine = locate(doc, lc, []);
     if (typeof value !== 'object' || Array.isArray(value)) {

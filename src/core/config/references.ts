@@ -14,11 +14,16 @@ export type ScanResult = { refs: Reference[]; bad: string[] };
 export function scanReferences(text: string): ScanResult {
   const refs: Reference[] = [];
   const bad: string[] = [];
+  let closed = 0;
   for (const m of text.matchAll(EXPR)) {
     const r = REF.exec(m[1] as string);
     if (r) refs.push({ unit: r[1] as string, key: r[2] as string, text: m[0] });
     else bad.push(m[0]);
+    closed = (m.index ?? 0) + m[0].length;
   }
+  // `${{` that no `}}` closes: an expression cut short, not text to pass on as it is.
+  const open = text.indexOf('${{', closed);
+  if (open >= 0) bad.push(`${text.slice(open, open + 60).split('\n')[0]} (no closing }})`);
   return { refs, bad };
 }
 

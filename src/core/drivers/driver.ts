@@ -13,6 +13,8 @@ export interface ExecuteContext {
   cancellation: Cancellation;
   /** Masks secrets in text that will be stored. */
   mask: (text: string) => string;
+  /** The run keeps state in this repository's refs (--local): commands in messages carry --local. */
+  local?: boolean;
   /** The receipt being verified (verify only). */
   receipt?: { executionKey: string; outputs: Record<string, string>; artifacts: Record<string, string> };
 }

@@ -30,7 +30,8 @@ export function sourceDigest(source: string): string | undefined {
  * names some. docker buildx imagetools is the alternative on runners that have it.
  */
 export function ociCommands(spec: OciSpec, root: string): { copy: string[][]; inspect: string[] } {
-  const verify = spec.tls?.verify !== false;
+  // Without tls.verify in the spec no flag is passed: the machine's registries.conf decides.
+  const verify = spec.tls?.verify;
   const certDir = spec.tls?.certDir ? join(root, spec.tls.certDir) : undefined;
   if (spec.tool === 'docker-buildx') {
     const platforms = (spec.platforms ?? []).flatMap((p) => ['--platform', p]);
@@ -53,7 +54,7 @@ export function ociCommands(spec: OciSpec, root: string): { copy: string[][]; in
     };
   }
   const tls = (side: 'src' | 'dest') => [
-    `--${side}-tls-verify=${verify}`,
+    ...(verify !== undefined ? [`--${side}-tls-verify=${verify}`] : []),
     ...(certDir ? [`--${side}-cert-dir=${certDir}`] : []),
   ];
   // skopeo copies one platform (--override-*) or all of them (--multi-arch=all).

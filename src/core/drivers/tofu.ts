@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { DesiredUnit } from '../resolve/desired.js';
+import { masker } from '../util/mask.js';
 import { notStartedResult } from './command.js';
 import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy, VerifyResult } from './driver.js';
 import { type ProcessResult, runProcess } from './process.js';
@@ -43,11 +44,30 @@ export function tfCommands(
   };
 }
 
-/** The lock a killed apply left behind, as the tools print it. */
-export function stateLock(text: string): string | undefined {
+export interface StateLock {
+  id: string;
+  /** `live`: the local backend's lock, held by a running process (it dies with its holder); `backend`: a remote backend's, which can outlive it. */
+  holder: 'live' | 'backend';
+  who?: string;
+  created?: string;
+}
+
+/** A state lock the tool could not take, as the tools print it. */
+export function stateLock(text: string): StateLock | undefined {
   const plain = stripAnsi(text);
   if (!/Error acquiring the state lock/.test(plain)) return undefined;
-  return /ID:\s+([^\s│]+)/.exec(plain)?.[1];
+  const field = (name: string) => new RegExp(`${name}:\\s+([^\\n│]+)`).exec(plain)?.[1]?.trim();
+  const id = /ID:\s+([^\s│]+)/.exec(plain)?.[1];
+  if (!id) return undefined;
+  // The local backend locks the state file itself (an OS lock, gone with its process): its
+  // conflict reads "resource temporarily unavailable". Any other backend keeps the lock itself.
+  const local = /Error message:\s*resource temporarily unavailable/.test(plain);
+  return { id, holder: local ? 'live' : 'backend', who: field('Who'), created: field('Created') };
+}
+
+/** A word for the shell: quoted when it holds anything but safe characters. */
+export function shellWord(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Colour codes a tool printed anyway (e.g. from TF_CLI_ARGS or a wrapper). */
@@ -66,8 +86,12 @@ export function tfOutputs(json: string): { outputs: Record<string, string>; sens
   const outputs: Record<string, string> = {};
   const sensitive: string[] = [];
   for (const [k, o] of Object.entries(parsed)) {
-    if (o.sensitive) sensitive.push(k);
-    else outputs[k] = typeof o.value === 'string' ? o.value : JSON.stringify(o.value);
+    const value = typeof o.value === 'string' ? o.value : JSON.stringify(o.value);
+    if (o.sensitive) {
+      sensitive.push(k);
+      // Its value is a secret from now on: masked wherever it would appear.
+      if (value) masker.add(value);
+    } else outputs[k] = value;
   }
   return { outputs, sensitive: sensitive.sort() };
 }
@@ -159,21 +183,10 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
     if (r.exitCode === null)
       return { status: 'uncertain', reason: `${what} was killed by ${r.signal}`, log, durationMs };
     const lock = stateLock(r.tail);
-    if (lock) {
-      const bin = spec.binary ?? defaultBinary;
-      const [e, u] = [ctx.environment, ctx.unit.name];
-      return {
-        status: 'failed',
-        reason: `the state is locked (lock ID ${lock}), e.g. by an apply that was killed; once no apply runs: \`nyl hold -e ${e} --unit ${u} --reason <text>\`, \`nyl exec -e ${e} --unit ${u} -- ${spec.workspace ? `env TF_WORKSPACE=${spec.workspace} ` : ''}${bin} -chdir=${spec.module} force-unlock -force ${lock}\`, \`nyl recover -e ${e} --unit ${u} --retry --reason <text>\`, \`nyl resume -e ${e} --unit ${u} --reason <text>\`, then approve the plan: \`nyl plan -e ${e}\` and \`nyl reconcile -e ${e} --plan <token>\``,
-        exitCode: r.exitCode,
-        retryable: false,
-        log,
-        durationMs,
-      };
-    }
+    if (lock) return lockedResult(ctx, spec, defaultBinary, lock, r, log);
     return {
       status: 'failed',
-      reason: `${what} exited with ${r.exitCode}: ${lastLines(ctx.mask(r.tail), 5)}`,
+      reason: `${what} exited with ${r.exitCode}: ${failureText(ctx.mask(stripAnsi(r.tail)))}`,
       exitCode: r.exitCode,
       retryable: true,
       log,
@@ -221,7 +234,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
         return {
           state: 'unknown',
           detail: lock
-            ? `state locked (lock ID ${lock})`
+            ? `state locked (lock ID ${lock.id})`
             : `${s.failed.argv[1]} exited with ${s.failed.result.exitCode}: ${lastLines(ctx.mask(s.failed.result.tail), 3)}`,
         };
       }
@@ -244,3 +257,52 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
 
 export const openTofuDriver = tfDriver('OpenTofu', 'tofu');
 export const terraformDriver = tfDriver('Terraform', 'terraform');
+
+/** The tool's own headline (`Error: Invalid expression`) and its last lines, which may not hold it. */
+function failureText(tail: string): string {
+  const headline = tail
+    .split('\n')
+    .find((l) => /^[│\s]*Error: /.test(l))
+    ?.replace(/^[│\s]*/, '');
+  const last = lastLines(tail, 5);
+  return headline && !last.includes(headline) ? `${headline} … ${last}` : last;
+}
+
+/**
+ * A state lock held by someone else. The local backend's lock is held by a live process (a lock
+ * left by a process that died went with it): the next reconcile simply tries again. A remote
+ * backend's lock can outlive its holder: then it is removed with `force-unlock`, run as a native
+ * repair of the held unit. The commands are shell-quoted and carry --local when the run was local.
+ */
+function lockedResult(
+  ctx: ExecuteContext,
+  spec: TfSpec,
+  defaultBinary: string,
+  lock: StateLock,
+  r: ProcessResult,
+  log: string,
+): ExecuteResult {
+  const by = `${lock.who ? ` by ${lock.who}` : ''}${lock.created ? ` since ${lock.created}` : ''}`;
+  const base = { status: 'failed' as const, exitCode: r.exitCode ?? undefined, log, durationMs: r.durationMs };
+  if (lock.holder === 'live')
+    return {
+      ...base,
+      reason: `the state is locked by a running process (lock ID ${lock.id}${by}): another operation on this state runs now; the next reconcile tries again (a lock of a process that died is released with it)`,
+      retryable: true,
+    };
+  const local = ctx.local ? ' --local' : '';
+  const [e, u] = [ctx.environment, ctx.unit.name].map(shellWord);
+  const bin = shellWord(spec.binary ?? defaultBinary);
+  const env = spec.workspace ? `env TF_WORKSPACE=${shellWord(spec.workspace)} ` : '';
+  const steps = [
+    `nyl hold -e ${e} --unit ${u} --reason <text>${local}`,
+    `nyl exec -e ${e} --unit ${u}${local} -- ${env}${bin} ${shellWord(`-chdir=${spec.module}`)} force-unlock -force ${shellWord(lock.id)}`,
+    `nyl recover -e ${e} --unit ${u} --retry --reason <text>${local}`,
+    `nyl resume -e ${e} --unit ${u} --reason <text>${local}`,
+  ];
+  return {
+    ...base,
+    reason: `the state is locked by its backend (lock ID ${lock.id}${by}), a lock that outlives its holder (e.g. an apply that was killed); once no operation on this state runs: ${steps.map((c) => `\`${c}\``).join(', ')}, then approve the plan: \`nyl plan -e ${e}${local}\` and \`nyl reconcile -e ${e} --plan <token>${local}\``,
+    retryable: false,
+  };
+}

@@ -88,6 +88,24 @@ export function decide(
   return { action: 'current' };
 }
 
+/**
+ * The decision for a unit whose inputs cannot be resolved yet (its upstream has no recorded
+ * outputs: it is new too): what its own state says, or undefined when only its inputs could tell.
+ */
+export function decideUnresolved(observed: ObservedUnit | undefined, policy: RecoveryPolicy): Decision | undefined {
+  if (observed?.hold) return { action: 'held', reason: `held by ${observed.hold.by}: ${observed.hold.reason}` };
+  const c = observed?.condition;
+  if (c?.state === 'uncertain') {
+    if (policy === 'converge') return { action: 'execute', why: 'recover' };
+    if (policy === 'inspect') return { action: 'inspect' };
+    return { action: 'wait', state: 'uncertain', reason: c.reason };
+  }
+  // A failure of other inputs: the new ones differ.
+  if (c?.state === 'failed') return { action: 'execute', why: c.retryable !== false ? 'retry' : 'changed' };
+  if (!observed?.receipt) return { action: 'execute', why: 'new' };
+  return undefined;
+}
+
 export const WHY_TEXT: Record<Why, string> = {
   new: 'new unit',
   changed: 'desired document changed',

@@ -1,3 +1,4 @@
+import type { UnitConfig } from '../config/load.js';
 import type { RecoveryPolicy } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
 import { type DesiredUnit, MissingOutputError, type Outputs, resolveUnit } from '../resolve/desired.js';
@@ -5,12 +6,16 @@ import type { Selection } from '../resolve/select.js';
 import type { ObservedUnit } from '../state/documents.js';
 import type { EnvState } from '../state/read.js';
 import { uuid7 } from '../util/uuid7.js';
-import { type DecideOptions, type Decision, decide } from './decide.js';
+import { type DecideOptions, type Decision, decide, decideUnresolved } from './decide.js';
 
 export type Evaluation =
   | Decision
-  /** Inputs come from a unit that executes first: known only after it has. */
-  | { action: 'pending'; on: string[] }
+  /**
+   * Inputs come from a unit that executes first: known only after it has. `regardless` is what happens
+   * to it whatever those inputs turn out to be (it is new, changed, drifted, uncertain, held, …);
+   * without it, it executes only if they change.
+   */
+  | { action: 'pending'; on: string[]; regardless?: Decision }
   /** Needs a unit that failed, is uncertain or is blocked itself. */
   | { action: 'blocked'; on: string; reason: string }
   /** Cannot be resolved, e.g. an upstream receipt lacks the referenced output. */
@@ -43,6 +48,8 @@ export function evaluateUnit(
   outputsOf: (dep: string) => Outputs | undefined,
   uid: string,
   opts: DecideOptions = { driftRepair: sel.driftRepair },
+  /** Artifacts of receipts made in this run (by unit), to tell a sensitive output from a missing one. */
+  artifactsOf?: (dep: string) => Record<string, string> | undefined,
 ): EvaluatedUnit {
   const u = sel.units.get(name);
   if (!u) throw new Error(`unit ${name} is not selected`);
@@ -62,16 +69,21 @@ export function evaluateUnit(
   const pendingOn = u.refs
     .map((r) => r.unit)
     .filter((d, i, a) => a.indexOf(d) === i && outcomeOf(d)?.action === 'execute');
-  if (pendingOn.length) return { ...base, policy: 'manual', evaluation: { action: 'pending', on: pendingOn } };
+  if (pendingOn.length) {
+    const { policy, regardless } = provisional(u, uid, state, observed, opts);
+    return { ...base, policy, evaluation: { action: 'pending', on: pendingOn, ...(regardless ? { regardless } : {}) } };
+  }
   let desired: DesiredUnit;
   try {
     desired = resolveUnit(u, uid, outputsOf);
   } catch (e) {
     if (e instanceof MissingOutputError) {
-      // Sensitive outputs are never recorded, so they can never be passed on: say so.
-      const sensitive = state.observed.get(e.ref)?.receipt?.artifacts?.sensitiveOutputs?.split(',') ?? [];
+      // Sensitive outputs are never recorded, so they can never be passed on: say so (also of a
+      // receipt this very run made).
+      const artifacts = artifactsOf?.(e.ref) ?? state.observed.get(e.ref)?.receipt?.artifacts;
+      const sensitive = artifacts?.sensitiveOutputs?.split(',') ?? [];
       const reason = sensitive.includes(e.key)
-        ? `output ${e.key} of ${e.ref} is sensitive: Nyl never records sensitive outputs, so units.${e.ref}.outputs.${e.key} cannot be passed; read it from the tool's state or a secret store instead`
+        ? `output ${e.key} of ${e.ref} is sensitive (or holds a secret's value): Nyl never records such outputs, so units.${e.ref}.outputs.${e.key} cannot be passed; read it from the tool's state or a secret store instead`
         : `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`;
       return { ...base, policy: 'manual', evaluation: { action: 'invalid', reason } };
     }
@@ -79,6 +91,35 @@ export function evaluateUnit(
   }
   const policy = driverFor(u.doc.kind).policy(desired);
   return { ...base, policy, desired, evaluation: decide(desired, observed, policy, opts) };
+}
+
+/**
+ * What happens to a unit whose upstream executes first, whatever that produces: decided against
+ * the outputs recorded now. If that says current, only changed inputs would make it execute
+ * (undefined). Without recorded outputs to resolve against, its own state still says much: held,
+ * uncertain, failed, or new.
+ */
+function provisional(
+  u: UnitConfig,
+  uid: string,
+  state: EnvState,
+  observed: ObservedUnit | undefined,
+  opts: DecideOptions,
+): { policy: RecoveryPolicy; regardless?: Decision } {
+  const driver = driverFor(u.doc.kind);
+  let desired: DesiredUnit | undefined;
+  try {
+    desired = resolveUnit(u, uid, (d) => state.observed.get(d)?.receipt?.outputs);
+  } catch (e) {
+    if (!(e instanceof MissingOutputError)) throw e;
+  }
+  const policy = driver.policy(desired ?? ({ spec: u.doc.spec } as unknown as DesiredUnit));
+  if (desired) {
+    const d = decide(desired, observed, policy, opts);
+    return { policy, ...(d.action === 'current' ? {} : { regardless: d }) };
+  }
+  const d = decideUnresolved(observed, policy);
+  return { policy, ...(d ? { regardless: d } : {}) };
 }
 
 /** Evaluates every unit as things stand, without executing: what plan and status show. */

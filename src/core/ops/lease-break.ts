@@ -76,7 +76,13 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
       { ref: u.ref, old: u.tip, new: undefined },
       { ref: state.refs.unreadable(u.id as string), old: undefined, new: u.tip },
     );
-  if (!(await ctx.backend.update(updates)))
+  const intent = {
+    environment: env,
+    what: `the lease break of ${env} (run ${held.run})`,
+    ifLanded: `the lease is broken: the next \`nyl reconcile -e ${env}\` or \`nyl recover -e ${env} --reason <text>\` imports the run`,
+    ifNot: 'the lease is as it was; break it again',
+  };
+  if (!(await ctx.backend.update(updates, intent)))
     throw new NylError(
       problem('NYL-LEASE-HELD', `the lease of ${env} changed while breaking it`, {
         exit: Exit.refused,

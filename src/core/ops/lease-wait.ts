@@ -45,6 +45,8 @@ export async function waitForLease(
       const watched = await watchForSilence(ctx, current, v);
       current = watched.loaded;
       if (watched.silent) return { loaded: current, problems };
+      // Cancelled while watching: nothing was seen either way.
+      if (watched.cancelled) throw new NylError([...refusal(asHeld(current.state, v)).problems, ...problems]);
       const again = leaseVerdict(current.state, ctx.now());
       if (again.kind === 'expired' && again.run === v.run) {
         alive.add(v.run);
@@ -86,7 +88,7 @@ async function watchForSilence(
   ctx: OpContext,
   loaded: Loaded,
   v: Extract<LeaseVerdict, { kind: 'expired' }>,
-): Promise<{ silent: boolean; loaded: Loaded }> {
+): Promise<{ silent: boolean; cancelled?: boolean; loaded: Loaded }> {
   const lease = loaded.state.lease;
   const interval = (lease?.run === v.run ? lease.heartbeatMs : undefined) ?? DEFAULT_HEARTBEAT_MS;
   const watch = 2 * interval;
@@ -100,8 +102,9 @@ async function watchForSilence(
   for (;;) {
     const left = watch - (performance.now() - start);
     if (left <= 0) return { silent: true, loaded: current };
-    if (ctx.cancellation.requested) return { silent: false, loaded: current };
+    if (ctx.cancellation.requested) return { silent: false, cancelled: true, loaded: current };
     await sleep(Math.min(interval / 2, left), ctx);
+    if (ctx.cancellation.requested) return { silent: false, cancelled: true, loaded: current };
     current = { ...current, ...(await readState(ctx, current.sel, current.tolerate)) };
     if (fingerprint(current.state, v.run) !== first) return { silent: false, loaded: current };
   }

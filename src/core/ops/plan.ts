@@ -4,7 +4,7 @@ import type { EnvState } from '../state/read.js';
 import { sha256Key } from '../util/canonical.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
 import { WHY_TEXT } from './decide.js';
-import { evaluateAll } from './evaluate.js';
+import { type Evaluation, evaluateAll } from './evaluate.js';
 import type { RunReport, UnitRow } from './report.js';
 import { previewImport } from './takeover.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
@@ -25,42 +25,14 @@ export function computePlan(sel: Selection, recorded: EnvState, source: string, 
   for (const e of evaluateAll(sel, state).values()) {
     const ev = e.evaluation;
     const row = { unit: e.name, kind: e.kind, executionKey: e.desired?.executionKey };
-    switch (ev.action) {
-      case 'execute':
-        rows.push({ ...row, result: 'execute', detail: WHY_TEXT[ev.why] });
-        break;
-      case 'pending':
-        rows.push({ ...row, result: 'maybe', detail: `executes if the outputs of ${ev.on.join(', ')} change` });
-        break;
-      case 'current':
-        rows.push({ ...row, result: 'current', detail: '' });
-        break;
-      case 'wait':
-        rows.push({ ...row, result: ev.state, detail: `${ev.reason}; waits for nyl recover` });
-        break;
-      case 'blocked':
-        rows.push({ ...row, result: 'blocked', detail: ev.reason });
-        break;
-      case 'inspect':
-        rows.push({
-          ...row,
-          result: 'inspect',
-          detail: 'uncertain; asks its driver whether it was applied, executes if not',
-        });
-        break;
-      case 'invalid':
-        rows.push({ ...row, result: 'failed', detail: ev.reason });
-        break;
-      case 'awaiting-approval':
-        rows.push({ ...row, result: 'awaiting-approval', detail: ev.reason });
-        break;
-      case 'held':
-        rows.push({ ...row, result: 'held', detail: ev.reason });
-        break;
-      case 'drifted':
-        rows.push({ ...row, result: 'drifted', detail: ev.reason });
-        break;
+    if (ev.action === 'pending' && !ev.regardless) {
+      rows.push({ ...row, result: 'maybe', detail: `executes if the outputs of ${ev.on.join(', ')} change` });
+      continue;
     }
+    // A unit whose upstream executes first, but whose own state decides already, is shown as that.
+    const d = ev.action === 'pending' ? (ev.regardless as Exclude<typeof ev.regardless, undefined>) : ev;
+    const after = ev.action === 'pending' ? ` (after ${ev.on.join(', ')})` : '';
+    rows.push({ ...row, ...planRow(d), ...(after ? { detail: `${planRow(d).detail}${after}` } : {}) });
   }
   const digest = sha256Key(rows.map((r) => [r.unit, r.result, r.executionKey ?? ''])).slice(7, 19);
   const token = `v1.${short(source)}.${short(recorded.tips.desired)}.${short(recorded.tips.observed)}.${digest}`;
@@ -108,4 +80,28 @@ export async function plan(ctx: OpContext, opts: { environment: string }): Promi
     desired: state.tips.desired,
     observed: state.tips.observed,
   };
+}
+
+/** A plan row's result and detail for a decision (as reconcile would report the unit). */
+function planRow(d: Exclude<Evaluation, { action: 'pending' }>): { result: string; detail: string } {
+  switch (d.action) {
+    case 'execute':
+      return { result: 'execute', detail: WHY_TEXT[d.why] };
+    case 'current':
+      return { result: 'current', detail: '' };
+    case 'wait':
+      return { result: d.state, detail: `${d.reason}; waits for nyl recover` };
+    case 'blocked':
+      return { result: 'blocked', detail: d.reason };
+    case 'inspect':
+      return { result: 'inspect', detail: 'uncertain; asks its driver whether it was applied, executes if not' };
+    case 'invalid':
+      return { result: 'failed', detail: d.reason };
+    case 'awaiting-approval':
+      return { result: 'awaiting-approval', detail: d.reason };
+    case 'held':
+      return { result: 'held', detail: d.reason };
+    case 'drifted':
+      return { result: 'drifted', detail: d.reason };
+  }
 }

@@ -16,6 +16,7 @@ import { type DecideOptions, WHY_TEXT } from './decide.js';
 import { type Evaluation, evaluateAll, evaluateUnit, uidFor } from './evaluate.js';
 import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
+import { withoutSecretOutputs } from './outputs.js';
 import { checkToken, computePlan } from './plan.js';
 import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
@@ -93,15 +94,14 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         }),
       );
   let planApproved = false;
-  /** With --plan: the units the approved plan may execute; nothing else runs. */
-  let planned: Set<string> | undefined;
+  /** With --plan: each unit's row in the approved plan; nothing the plan did not list runs. */
+  let planned: Map<string, string> | undefined;
   if (opts.plan) {
     const current = computePlan(sel, original, cfg.source, ctx.now());
     const stale = checkToken(env, opts.plan, current);
     if (stale) throw new NylError(stale);
     planApproved = true;
-    const may = ['execute', 'maybe', 'inspect', 'awaiting-approval'];
-    planned = new Set(current.rows.filter((r) => may.includes(r.result)).map((r) => r.unit));
+    planned = new Map(current.rows.map((r) => [r.unit, r.result]));
   }
   const decideOpts: DecideOptions = {
     driftRepair: sel.driftRepair,
@@ -150,6 +150,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     timeoutMs: timeoutMs(unit),
     cancellation: ctx.cancellation,
     mask,
+    local: ctx.opts.local,
   });
   const outcomes = new Map<string, Outcome>();
   const whyOf = new Map<string, Extract<Evaluation, { action: 'execute' }>>();
@@ -191,8 +192,17 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       const toRun: { name: string; desired: DesiredUnit; why: string; prior?: ObservedUnit }[] = [];
       const toInspect: { name: string; desired: DesiredUnit; prior?: ObservedUnit }[] = [];
       for (const name of sel.waves[w] as string[]) {
-        const ev = evaluateUnit(sel, state, name, dynamicOutcome, outputsOf, uidFor(state, name), decideOpts);
-        if (ev.evaluation.action === 'execute' && ev.desired && planned && !planned.has(name)) {
+        const ev = evaluateUnit(
+          sel,
+          state,
+          name,
+          dynamicOutcome,
+          outputsOf,
+          uidFor(state, name),
+          decideOpts,
+          (d) => outcomes.get(d)?.observed?.receipt?.artifacts,
+        );
+        if (ev.evaluation.action === 'execute' && ev.desired && planned && !inPlan(planned.get(name), ev.evaluation)) {
           const reason = `not in the approved plan ${opts.plan}: review it again with \`nyl plan -e ${env}\``;
           outcomes.set(name, {
             row: { unit: name, kind: ev.kind, result: 'awaiting-approval', detail: reason },
@@ -261,13 +271,13 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         if (r.status === 'applied') {
           const o = outcomeOf(
             { ...t, why: 'recover' },
-            {
-              status: 'succeeded',
+            withoutSecretOutputs({
+              status: 'succeeded' as const,
               outputs: { ...t.prior?.receipt?.outputs, ...r.outputs },
               artifacts: r.artifacts,
               log: r.log,
               durationMs: 0,
-            },
+            }),
             run,
             ctx.now(),
             cfg.source,
@@ -307,7 +317,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         }
         const started = ctx.now();
         ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: started });
-        const result = await safeExecute(() => driverFor(t.desired.kind).execute(driverContext(t.desired)));
+        const executed = await safeExecute(() => driverFor(t.desired.kind).execute(driverContext(t.desired)));
+        const result = executed.status === 'succeeded' ? withoutSecretOutputs(executed) : executed;
         const o = outcomeOf(t, result, run, ctx.now(), cfg.source);
         outcomes.set(t.name, o);
         if (result.status === 'succeeded') newOutputs.set(t.name, result.outputs);
@@ -457,8 +468,9 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
         finishedAt: t,
       });
       await session.salvage(record).catch(() => 'none');
-    } else if (acquired && session.holding) {
+    } else if (acquired && session.holding && !inDoubt(e)) {
       // Any other failure: record what finished, mark the run finished, release the lease.
+      // (Not after a write in doubt: the remote does not answer, and the message says what follows.)
       stage();
       record.state = 'failed';
       record.phase = 'finished';
@@ -468,6 +480,21 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     }
     throw e;
   }
+}
+
+/** A write whose outcome could not be told: nothing more is sent (the remote does not answer). */
+export function inDoubt(e: unknown): boolean {
+  return e instanceof NylError && e.problems.some((p) => p.code === 'NYL-WRITE-IN-DOUBT');
+}
+
+/**
+ * Whether an approved plan lets a unit execute now: it listed it as executing, inspecting or
+ * awaiting approval (the token approves that); a `maybe` only when its inputs did change, and
+ * for nothing else (a maybe was approved for nothing).
+ */
+function inPlan(row: string | undefined, e: Extract<Evaluation, { action: 'execute' }>): boolean {
+  if (row === 'execute' || row === 'inspect' || row === 'awaiting-approval') return true;
+  return row === 'maybe' && e.why === 'changed' && e.approvedBy === undefined;
 }
 
 /**

@@ -54,11 +54,14 @@ export async function waitForNonImportWrite(ctx: OpContext, loaded: Loaded): Pro
     })
   ).loaded;
   const left = unimported(current);
+  const rec = left.length ? current.state.runs.get(left[0] as string)?.record : undefined;
   if (left.length)
     throw new NylError(
       problem(
         'NYL-RUN-UNIMPORTED',
-        `run ${left[0]} of ${env} ended without landing its results and has not been imported yet`,
+        rec && rec.phase !== 'finished'
+          ? `run ${left[0]} of ${env} has not finished and its deadline ${rec.deadline} passed: if its runner is gone, it is imported by the next reconcile or recover; if it is alive, wait for it`
+          : `run ${left[0]} of ${env} ended without landing its results and has not been imported yet`,
         {
           exit: Exit.uncertain,
           fix: `run \`nyl recover -e ${env} --reason <text>\` to import it (or \`nyl reconcile -e ${env}\`), then run this command again`,

@@ -26,6 +26,8 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
   const rows: StatusRow[] = [];
   for (const e of evaluated.values()) {
     const o = e.observed;
+    // A unit whose upstream executes first is shown by what its own state says (drift included).
+    const ev = e.evaluation.action === 'pending' && e.evaluation.regardless ? e.evaluation.regardless : e.evaluation;
     const receiptKey = o?.receipt?.executionKey;
     const receipt = !receiptKey
       ? 'none'
@@ -59,13 +61,13 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
                 : `fix the cause; the next \`nyl reconcile -e ${env}\` runs it again`,
           }),
         );
-    } else if (e.evaluation.action === 'held') {
+    } else if (ev.action === 'held') {
       stateName = 'held';
-      detail = e.evaluation.reason;
+      detail = ev.reason;
     } else if (
-      e.evaluation.action === 'drifted' ||
-      (e.evaluation.action === 'execute' && e.evaluation.why === 'drift') ||
-      (e.evaluation.action === 'awaiting-approval' && e.evaluation.why === 'drift')
+      ev.action === 'drifted' ||
+      (ev.action === 'execute' && ev.why === 'drift') ||
+      (ev.action === 'awaiting-approval' && ev.why === 'drift')
     ) {
       stateName = 'drifted';
       detail = driftOf(o) ?? '';
@@ -75,28 +77,28 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
           subject: e.name,
           exit: Exit.refused,
           fix:
-            e.evaluation.action === 'execute'
+            ev.action === 'execute'
               ? `the next \`nyl reconcile -e ${env}\` repairs it`
-              : e.evaluation.action === 'awaiting-approval'
+              : ev.action === 'awaiting-approval'
                 ? `approve its repair: \`nyl reconcile -e ${env} --approve ${e.name}\``
                 : `driftRepair is manual: \`nyl reconcile -e ${env} --unit ${e.name} --reapply --reason <text>\``,
         }),
       );
-    } else if (e.evaluation.action === 'awaiting-approval') {
+    } else if (ev.action === 'awaiting-approval') {
       stateName = 'pending';
-      detail = `awaiting approval: ${e.evaluation.reason}`;
-    } else if (e.evaluation.action === 'execute') {
+      detail = `awaiting approval: ${ev.reason}`;
+    } else if (ev.action === 'execute') {
       stateName = 'pending';
-      detail = WHY_TEXT[e.evaluation.why];
-    } else if (e.evaluation.action === 'pending') {
+      detail = WHY_TEXT[ev.why];
+    } else if (ev.action === 'pending') {
       stateName = 'pending';
-      detail = `inputs known after ${e.evaluation.on.join(', ')} executes`;
-    } else if (e.evaluation.action === 'blocked') {
+      detail = `inputs known after ${ev.on.join(', ')} executes`;
+    } else if (ev.action === 'blocked') {
       stateName = receipt === 'current' ? 'current' : 'pending';
-      detail = e.evaluation.reason;
-    } else if (e.evaluation.action === 'invalid') {
+      detail = ev.reason;
+    } else if (ev.action === 'invalid') {
       stateName = 'pending';
-      detail = e.evaluation.reason;
+      detail = ev.reason;
     }
     const bad = unreadable.get(e.name);
     if (bad)

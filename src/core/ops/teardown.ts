@@ -12,7 +12,7 @@ import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
 import { evaluateAll } from './evaluate.js';
 import { transitionMessage } from './message.js';
-import { DEFAULT_PARALLELISM, safeExecute } from './reconcile.js';
+import { DEFAULT_PARALLELISM, inDoubt, safeExecute } from './reconcile.js';
 import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
 import { loadTakingOver } from './takeover.js';
@@ -141,6 +141,7 @@ export async function teardown(
             timeoutMs: timeoutMs(d),
             cancellation: ctx.cancellation,
             mask,
+            local: ctx.opts.local,
           });
         } catch (e) {
           r = await safeExecute(() => Promise.reject(e));
@@ -257,7 +258,7 @@ export async function teardown(
       exit: exitFor(list, problems, ['held']),
     };
   } catch (e) {
-    if (acquired && session.holding) {
+    if (acquired && session.holding && !inDoubt(e)) {
       record.state = 'failed';
       record.phase = 'finished';
       record.executing = [];

@@ -31,8 +31,10 @@ export function unreadableProblem(u: Unreadable, w: Where): Problem {
     ? `point ${u.ref} back at a good commit of its history`
     : `restore the previous tip with ${restoreCommand(u, w)}`;
   let fix: string;
-  if (u.scope === 'lease' || u.scope === 'run' || u.scope === 'evidence')
-    fix = `inspect it with ${inspect}; \`nyl lease break -e ${w.environment} --reason <text>${local}\` replaces it (a run or evidence ref is set aside to ${u.scope === 'lease' ? 'an unreadable/ ref' : u.ref.replace(/\/(runs|evidence)\//, '/unreadable/')}) and records what it replaced; or ${restore}`;
+  if (u.scope === 'lease')
+    fix = `inspect it with ${inspect}; \`nyl lease break -e ${w.environment} --reason <text>${local}\` replaces it and records what it replaced; or ${restore}`;
+  else if (u.scope === 'run' || u.scope === 'evidence')
+    fix = `inspect it with ${inspect}; \`nyl lease break -e ${w.environment} --reason <text>${local}\` sets it aside to ${u.ref.replace(/\/(runs|evidence)\//, '/unreadable/')} and records it; or ${restore}`;
   else if (u.unit)
     fix = `inspect it with ${inspect}; ${restore}, or drop the unit's record with \`nyl state forget -e ${w.environment} --unit ${u.unit} --reason <text>${local}\` (the next reconcile then executes it as a new unit)`;
   else fix = `inspect it with ${inspect}; ${restore}`;

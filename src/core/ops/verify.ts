@@ -51,6 +51,7 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
       timeoutMs: timeoutMs(unit),
       cancellation: ctx.cancellation,
       mask,
+      local: ctx.opts.local,
       receipt: o.receipt,
     });
   });

@@ -132,7 +132,7 @@ export class RemoteBackend implements RefBackend {
       if (last.kind === 'accepted') return this.landed(updates);
       // git itself resends a request whose answer it lost: the resend then meets our own write.
       if (last.kind === 'lost-race') return (await this.settle(updates)) === 'landed' && this.landed(updates);
-      if (last.kind === 'declined') this.declined(updates, last, r.stderr);
+      if (last.kind === 'declined') this.declined(updates, last, r.stderr, intent);
       if (last.kind === 'not-sent') continue;
       // Unknown: the server may have applied it. Read the remote's tips and compare.
       const settled = await this.settle(updates);
@@ -183,13 +183,18 @@ export class RemoteBackend implements RefBackend {
     }
   }
 
-  private declined(updates: RefUpdate[], v: Extract<PushVerdict, { kind: 'declined' }>, stderr: string): never {
+  private declined(
+    updates: RefUpdate[],
+    v: Extract<PushVerdict, { kind: 'declined' }>,
+    stderr: string,
+    intent?: WriteIntent,
+  ): never {
     const said = remoteMessages(stderr);
     const refs = v.refs.length ? v.refs : updates.map((u) => u.ref);
     throw new NylError(
       problem(
         'NYL-REMOTE-REJECTED',
-        `remote ${this.remote} declined the push of ${refs.join(', ')}: ${v.reason}${said.length ? `\nthe server said:\n${said.map((l) => `  ${l}`).join('\n')}` : ''}\nnothing was written`,
+        `remote ${this.remote} declined the push of ${refs.join(', ')}: ${v.reason}${said.length ? `\nthe server said:\n${said.map((l) => `  ${l}`).join('\n')}` : ''}\nthis write was not applied${intent ? ` (${intent.what})` : ''}`,
         {
           subject: refs[0],
           exit: Exit.failed,

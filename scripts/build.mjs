@@ -44,25 +44,31 @@ await build({
 // Bundles are ES modules: say so next to them, whatever package.json surrounds dist/.
 (await import('node:fs')).writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
 
-// The JSON Schema editors use for nyl.yaml, generated from the zod schemas by the CLI just built.
+// The JSON Schemas of nyl.yaml (for editors) and of --json output, generated from the zod schemas
+// by the CLI just built.
 const { execFileSync } = await import('node:child_process');
 const { writeFileSync } = await import('node:fs');
-const schemaText = execFileSync('node', [join(out, 'cli.js'), 'schema'], { encoding: 'utf8' });
-if (check) {
-  const committed = (() => {
-    try {
-      return readFileSync('schema/nyl.schema.json', 'utf8');
-    } catch {
-      return '';
+for (const [file, args] of [
+  ['schema/nyl.schema.json', ['schema']],
+  ['schema/nyl.report.schema.json', ['schema', '--report']],
+]) {
+  const schemaText = execFileSync('node', [join(out, 'cli.js'), ...args], { encoding: 'utf8' });
+  if (check) {
+    const committed = (() => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    if (committed !== schemaText) {
+      console.error(`${file} differs from the zod schemas: run \`npm run build\` and commit it`);
+      process.exitCode = 1;
     }
-  })();
-  if (committed !== schemaText) {
-    console.error('schema/nyl.schema.json differs from the zod schemas: run `npm run build` and commit it');
-    process.exitCode = 1;
+  } else {
+    mkdirSync('schema', { recursive: true });
+    writeFileSync(file, schemaText);
   }
-} else {
-  mkdirSync('schema', { recursive: true });
-  writeFileSync('schema/nyl.schema.json', schemaText);
 }
 
 function files(dir) {

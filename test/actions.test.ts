@@ -8,7 +8,7 @@
  * SIGINT to the node process only, SIGTERM 7.5 s later, SIGKILL 2.5 s after that.
  * Drift issues go to a local HTTP server emulating the few GitHub REST endpoints used.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -535,6 +535,8 @@ class FakeGitHub {
   readonly issues: Issue[] = [];
   private server: Server | undefined;
   url = '';
+  /** Answer every write 403, as for a token without issues: write. */
+  forbidWrites = false;
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
@@ -567,6 +569,8 @@ class FakeGitHub {
           comments: i.comments.length,
           html_url: `${SERVER_URL}/${REPOSITORY}/issues/${i.number}`,
         });
+        if (this.forbidWrites && req.method !== 'GET')
+          return send(403, { message: 'Resource not accessible by integration', status: '403' });
         const base = `/repos/${REPOSITORY}/issues`;
         const one = new RegExp(`^${base}/(\\d+)$`).exec(u.pathname);
         const comments = new RegExp(`^${base}/(\\d+)/comments$`).exec(u.pathname);
@@ -793,6 +797,35 @@ describe('verify action', () => {
       expect(gh.requests.length).toBeGreaterThan(0);
       for (const r of gh.requests) expect(r.authorization).toBe(`token ${TOKEN}`);
       for (const s of steps) expectTokenKept(s);
+    } finally {
+      await gh.close();
+    }
+  });
+
+  it('drift-issue the API refuses (403): a warning; the verify report, its outputs and its summary stand', async () => {
+    const gh = new FakeGitHub();
+    await gh.start();
+    gh.forbidWrites = true;
+    try {
+      const w = setup(ENV_DEV + checked('a'));
+      expect((await action('reconcile', w, {})).code).toBe(0);
+      setState(w, 'a', 'bad');
+      const s = await action(
+        'verify',
+        w,
+        { 'drift-issue': 'true', token: TOKEN, 'fail-on-drift': 'false' },
+        { env: { GITHUB_API_URL: gh.url } },
+      );
+      expect(s.code, s.stdout + s.stderr).toBe(0);
+      expect(s.outputs).toMatchObject({ result: 'drift', 'exit-code': '3', drifted: '1', 'drift-issue': '' });
+      const warned = titled(s, 'NYL-DRIFT-ISSUE');
+      expect(warned).toHaveLength(1);
+      expect(warned[0]?.command).toBe('warning');
+      expect(warned[0]?.message).toMatch(
+        /^the drift issue could not be opened or updated \(GitHub API answered 403\): .*issues: write/,
+      );
+      expect(s.stdout + s.stderr).not.toContain('NYL-INTERNAL');
+      expect(s.summary).toContain('| a | Command | drifted |');
     } finally {
       await gh.close();
     }
@@ -1106,6 +1139,42 @@ describe('post step', () => {
     expect(msg).toMatch(/^recovered: \[slow\]$/m);
     expect(runRefs(w)).toEqual([]);
     expect(lease(w)).toMatchObject({ state: 'released', run: next.outputs.run });
+  });
+
+  it('after main was SIGKILLed with its tool running: the watchdog stops the tool, the post step waits for it before it releases the lease', {
+    timeout: 60_000,
+  }, async () => {
+    // A tool that takes a second to stop on SIGTERM (it cleans up), and one that ignores SIGTERM.
+    for (const [trap, grace, marks] of [
+      [`trap 'echo term >> ctl/slow.term; sleep 1; exit 143' TERM`, '5s', true],
+      [`trap '' TERM`, '2s', false],
+    ] as const) {
+      const w = setup(ENV_DEV + blocking('slow', { idempotent: true, trap }));
+      const main = await startBlocked('reconcile', w, 'slow', { runId: '9101', inputs: { 'cancel-grace': grace } });
+      main.child.kill('SIGKILL');
+      const killed = await main.done;
+      expect(killed.signal).toBe('SIGKILL');
+      const killedAt = Date.now();
+      if (marks) {
+        await waitForFile(join(w.ctl, 'slow.term'), 1_000);
+        expect(Date.now() - killedAt, 'SIGTERM within 1 s').toBeLessThan(1_000);
+      }
+      expect(groupAlive(main.pgid)).toBe(true);
+      // The runner starts the post step at once: it releases the lease only once the tool is gone.
+      const post = await step('post', w, {
+        runId: '9101',
+        inputs: { environment: 'dev', 'cancel-grace': grace },
+        state: killed.state,
+      });
+      expect(post.code, post.stdout + post.stderr).toBe(0);
+      expect(groupAlive(main.pgid)).toBe(false);
+      expect(post.stdout).toMatch(
+        /the main step's tools still run \(process groups \d+\): stopping them before the lease is released/,
+      );
+      expect(post.stdout).toContain("nyl: the main step's tools are gone");
+      expect(lease(w)).toMatchObject({ state: 'released' });
+      expect(Date.now() - killedAt).toBeLessThan(Number(grace.replace('s', '')) * 1000 + 2_000);
+    }
   });
 });
 

@@ -647,9 +647,9 @@ describe('a crash without a lease break', () => {
     const tips = remoteRefs(e);
 
     const s = await run(e.work, ['status', '-e', 'dev', '--json']);
-    const st = JSON.parse(s.stdout) as { lease?: { state: string; run: string; deadline: string } };
-    expect(st.lease).toMatchObject({ state: 'held', run: dead });
-    expect(Date.parse(st.lease?.deadline ?? '')).toBeGreaterThan(Date.now() + GRACE_MS);
+    const st = JSON.parse(s.stdout) as { facts: { lease?: { state: string; run: string; deadline: string } } };
+    expect(st.facts.lease).toMatchObject({ state: 'held', run: dead });
+    expect(Date.parse(st.facts.lease?.deadline ?? '')).toBeGreaterThan(Date.now() + GRACE_MS);
 
     const r = await reconcile(e);
     expect(r.code, r.stderr).toBe(2);

@@ -513,7 +513,7 @@ describe('nyl exec', () => {
 
     const shown = await nyl(dir, ['state', 'show', ...ENV, '--unit', 'u', '--json']);
     expect(shown.code).toBe(0);
-    const repairs = JSON.parse(shown.stdout).units.u.observed.repairs;
+    const repairs = JSON.parse(shown.stdout).facts.units.u.observed.repairs;
     expect(repairs).toHaveLength(1);
     expect(repairs[0]).toMatchObject({ run: record.run, command: ['bash', '-c', script], exitCode: 0, by: BY });
     expect(repairs[0].output).toContain('repaired');

@@ -13,7 +13,7 @@ const LOCAL = ['-e', 'dev', '--local'];
 
 interface PlanJson {
   rows: { unit: string; result: string; detail: string }[];
-  extra: [string, string][];
+  facts: { token: string; plan: string };
 }
 
 /** database (idempotent) → migrate (not idempotent, reads database's url); both can be checked. */
@@ -43,7 +43,7 @@ function runs(marks: string, u: string): number {
 async function planOf(dir: string) {
   const p = await nylJson<PlanJson>(dir, ['plan', ...LOCAL]);
   const rows = Object.fromEntries(p.json.rows.map((r) => [r.unit, r.result]));
-  const token = p.json.extra.find(([k]) => k === 'token')?.[1] as string;
+  const token = p.json.facts.token;
   return { rows, token, json: p.json };
 }
 
@@ -85,8 +85,8 @@ describe('plan shows exactly what reconcile will do', () => {
     expect((await nyl(dir, ['verify', ...LOCAL])).code).toBe(3);
 
     // status shows migrate's drift although database executes first.
-    const st = await nylJson<{ rows: { unit: string; state: string }[] }>(dir, ['status', ...LOCAL]);
-    expect(Object.fromEntries(st.json.rows.map((r) => [r.unit, r.state]))).toEqual({
+    const st = await nylJson<{ rows: { unit: string; result: string }[] }>(dir, ['status', ...LOCAL]);
+    expect(Object.fromEntries(st.json.rows.map((r) => [r.unit, r.result]))).toEqual({
       database: 'drifted',
       migrate: 'drifted',
     });

@@ -147,7 +147,7 @@ describe('an unreadable lease', () => {
 
       const b = await nyl(e.dir, ['lease', 'break', ...LOCAL, '--reason', 'lease from the future']);
       expect(b.code, b.stderr).toBe(0);
-      expect(b.stdout).toContain(`replaced: ${subject}`);
+      expect(b.stdout).toContain(`replaced: ["${subject} (`);
       const broken = JSON.parse(gitIn(e.dir, ['show', 'refs/nyl/dev/lease:lease.json'])) as {
         state: string;
         broken: { replaced: { ref: string; tip: string }[] };

@@ -17,6 +17,7 @@ import { Exit, NylError, type Problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
+import { factText } from '../cli/render.js';
 import { inline, jobSummary } from './summary.js';
 
 const RESULTS = [
@@ -100,10 +101,11 @@ function setOutputs(report: RunReport | OpReport): void {
       JSON.stringify(report.rows.map((r) => ({ unit: r.unit, kind: r.kind, result: r.result, detail: r.detail }))),
     );
   } else {
-    const facts = Object.fromEntries(report.facts);
-    setOutput('observed', facts.observed ?? '');
-    setOutput('desired', facts.desired ?? '');
-    setOutput('run', facts.run ?? facts.broken?.replace(/^run /, '') ?? '');
+    const facts = Object.fromEntries(report.facts) as Record<string, unknown>;
+    const text = (k: string) => (typeof facts[k] === 'string' ? (facts[k] as string) : '');
+    setOutput('observed', text('observed'));
+    setOutput('desired', text('desired'));
+    setOutput('run', text('run') || text('broken').replace(/^run /, ''));
     setOutput('units', '[]');
   }
 }
@@ -116,7 +118,7 @@ async function writeSummary(report: RunReport | OpReport, graph?: RunReport['gra
       : [
           `## nyl ${report.operation} ${report.environment}: ${report.outcome}`,
           '',
-          ...report.facts.map(([k, v]) => `- **${k}**: \`${v}\``),
+          ...report.facts.map(([k, v]) => `- **${k}**: ${inline(`\`${factText(v)}\``)}`),
           ...(workflowRunUrl() ? [`- **workflow run**: ${workflowRunUrl()}`] : []),
           ...(report.problems.length
             ? [

@@ -109,8 +109,9 @@ export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget =
     ...report.problems.slice(0, NEXT_MAX).map(problemText),
     ...waiting
       .filter((r) => !report.problems.some((p) => p.subject === r.unit))
-      .map((r) => {
+      .map((row) => {
         const e = report.environment;
+        const r = { ...row, detail: inline(row.detail) };
         if (r.result === 'uncertain')
           return `- **${r.unit}** is uncertain (${r.detail}): check what it did, then \`nyl recover -e ${e} --unit ${r.unit} --retry --reason <text>\` (or the recover workflow with \`retry: true\`)`;
         if (r.result === 'awaiting-approval')

@@ -38,16 +38,26 @@ const REASON: OptionSpec = { type: 'string', value: 'TEXT', help: 'why (recorded
 
 export interface CommandSpec {
   summary: string;
-  usage: string;
+  /** Written out when the command has several forms; otherwise made from `required` and the options. */
+  usage?: string;
+  /** Options the command cannot run without, in usage order (`environment` is always first). */
+  required?: string[];
+  /** What follows the options (nyl exec: `-- COMMAND [ARGS…]`). */
+  trailing?: string;
   description: string;
   options: Record<string, OptionSpec>;
   exits: string;
 }
 
+/** Exit codes every command that reads an environment shares (bad input, configuration, state, remote). */
+const READ_FAILS = '1 bad input or configuration, state that cannot be read, a remote that cannot be reached';
+/** …and every command that writes. */
+const WRITE_FAILS = `${READ_FAILS} or declines the push`;
+
 export const COMMANDS: Record<string, CommandSpec> = {
   reconcile: {
     summary: 'execute what differs from the recorded state and record the result',
-    usage: 'nyl reconcile -e ENV [--local] [--config FILE|DIR] [--parallelism N] [--json]',
+    required: [],
     description:
       'Reads the configuration from the source commit (HEAD), takes the environment’s lease, executes\n' +
       'the units whose desired document differs from their receipt wave by wave (the units of a wave in\n' +
@@ -73,11 +83,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
       reason: { type: 'string', value: 'TEXT', help: 'why (with --reapply; recorded with who asked)' },
       plan: { type: 'string', value: 'TOKEN', help: 'execute exactly the plan `nyl plan` printed this token for' },
     },
-    exits: '0 done; 1 a unit failed or bad input; 2 lease held; 4 uncertain units, lease lost or run cancelled',
+    exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
   },
   plan: {
     summary: 'show what reconcile would execute; executes and writes nothing',
-    usage: 'nyl plan -e ENV [--local] [--config FILE|DIR] [--json]',
+    required: [],
     description:
       'Compares the desired documents of the source commit with the recorded receipts. A unit that\n' +
       'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
@@ -87,15 +97,15 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   status: {
     summary: 'show the recorded state of every unit',
-    usage: 'nyl status -e ENV [--local] [--config FILE|DIR] [--json]',
+    required: [],
     description: 'Reads the state refs (never history) and compares receipts with the configuration.',
     options: COMMON,
-    exits: '0 all current or pending; 1 a unit failed; 2 drifted units; 4 uncertain units',
+    exits: `0 all current or pending; ${READ_FAILS}, or a unit failed; 2 drifted units; 4 uncertain units, or a dead run not imported yet`,
   },
   recover: {
     summary: 'import a dead run, or record a decision about one unit; executes nothing',
     usage:
-      'nyl recover -e ENV --reason TEXT [--local]\n       nyl recover -e ENV --unit U (--retry | --accept RUN) --reason TEXT [--local]',
+      'nyl recover -e ENV [--reason TEXT] [--local] [--remote NAME] [--config FILE|DIR] [--wait-lease DURATION] [--network-timeout DURATION] [--json]\n       nyl recover -e ENV --unit U (--retry | --accept RUN) --reason TEXT [--local] [--remote NAME] [--config FILE|DIR] [--wait-lease DURATION] [--network-timeout DURATION] [--json]',
     description:
       'Without --unit: imports the runs left behind (a broken or expired lease, a cancelled or killed\n' +
       'run) as a reconcile takeover would, with execution switched off, in one transition commit.\n' +
@@ -110,21 +120,21 @@ export const COMMANDS: Record<string, CommandSpec> = {
       retry: { type: 'boolean', help: 'clear the condition; the next reconcile runs the unit again' },
       accept: { type: 'string', value: 'RUN', help: 'adopt the checkpoint RUN recorded for the unit' },
     },
-    exits: '0 recorded; 1 bad input; 2 lease held or broken, or no checkpoint to accept; 4 unimported run',
+    exits: `0 recorded, or nothing to import; ${WRITE_FAILS}; 2 lease held or broken, the state changed meanwhile, no checkpoint to accept, a held unit, unpublished --local work; 4 a dead run not imported yet, a write in doubt`,
   },
   'lease break': {
     summary: 'declare the lease holder gone (its runner died)',
-    usage: 'nyl lease break -e ENV --reason TEXT [--local]',
+    required: ['reason'],
     description:
       'Writes a broken lease naming who broke it and why. The holder, if alive, can no longer write\n' +
       'state. Only an operation that imports the broken run takes the lease over: nyl reconcile or\n' +
       'nyl recover -e ENV; other writes refuse with NYL-LEASE-BROKEN until then.',
     options: { ...COMMON, reason: REASON },
-    exits: '0 broken (or nothing to break); 1 bad input; 2 the lease changed meanwhile',
+    exits: `0 broken, or nothing to break; ${WRITE_FAILS}; 2 the lease changed meanwhile; 4 a write in doubt`,
   },
   verify: {
     summary: 'ask each unit’s driver whether its receipt still holds; executes nothing',
-    usage: 'nyl verify -e ENV [--local] [--wait-lease DURATION] [--json]',
+    required: [],
     description:
       'Runs each unit’s check (Command: spec.check, exit 0 in sync, 2 drifted with stdout as the\n' +
       'detail, anything else unknown) and records the latest drift, health and attestations in one\n' +
@@ -134,38 +144,39 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ...WAIT_LEASE,
       parallelism: { type: 'string', value: 'N', help: 'checks run at once (default: 4)' },
     },
-    exits: '0 in sync; 1 bad input; 2 lease held or broken; 3 drift found',
+    exits: `0 in sync; ${WRITE_FAILS}; 2 lease held or broken, the state changed meanwhile, unpublished --local work; 3 drift found; 4 a dead run not imported yet, a write in doubt`,
   },
   hold: {
     summary: 'hold a unit: reconcile neither executes nor re-resolves it',
-    usage: 'nyl hold -e ENV --unit U --reason TEXT [--local]',
+    required: ['unit', 'reason'],
     description:
       'A held unit keeps the desired document of its last receipt, its consumers resolve from that\n' +
       'receipt, and its condition stays. `nyl exec` runs native repairs on it.',
     options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
-    exits: '0 held; 1 bad input; 2 lease held or broken',
+    exits: `0 held, or already held; ${WRITE_FAILS}, or an unknown unit; 2 lease held or broken, the state changed meanwhile; 4 a dead run not imported yet, a write in doubt`,
   },
   resume: {
     summary: 'resume a held unit',
-    usage: 'nyl resume -e ENV --unit U --reason TEXT [--local]',
+    required: ['unit', 'reason'],
     description:
       'Ends the hold; the condition stays. After a repair with `nyl exec`, the unit’s first execution\n' +
       'needs the plan approved: `nyl plan -e ENV`, then `nyl reconcile -e ENV --plan <token>`.',
     options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
-    exits: '0 resumed; 1 bad input; 2 lease held or broken',
+    exits: `0 resumed, or not held; ${WRITE_FAILS}, or an unknown unit; 2 lease held or broken, the state changed meanwhile; 4 a dead run not imported yet, a write in doubt`,
   },
   exec: {
     summary: 'run a native state repair tool on a held unit',
-    usage: 'nyl exec -e ENV --unit U [--reason TEXT] [--local] -- COMMAND [ARGS…]',
+    required: ['unit'],
+    trailing: '-- COMMAND [ARGS…]',
     description:
       'Records the repair (lease and run ref naming the command) before the tool starts, runs it in\n' +
       'the repository root in its own process group, and keeps its exit code and output on the unit.',
     options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the held unit' }, reason: REASON },
-    exits: 'the tool’s failure is 1; 2 the unit is not held, or the lease is held or broken',
+    exits: `0 the tool succeeded; ${WRITE_FAILS}, or the tool failed; 2 the unit is not held, lease held or broken; 4 lease lost, a dead run not imported yet, a write in doubt`,
   },
   teardown: {
     summary: 'destroy every unit in reverse order and drop its state',
-    usage: 'nyl teardown -e ENV [--local] [--wait-lease DURATION] [--json]',
+    required: [],
     description:
       'Runs each unit’s destroy (Command: spec.destroy) in reverse dependency order, units that left\n' +
       'the configuration included, and lands one transition dropping what was torn down. A unit\n' +
@@ -175,30 +186,63 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ...WAIT_LEASE,
       parallelism: { type: 'string', value: 'N', help: 'units of a wave at once (default: 4)' },
     },
-    exits: '0 done; 1 a destroy failed; 2 lease held, or held units; 4 uncertain',
+    exits: `0 done; ${WRITE_FAILS}, or a destroy failed; 2 lease held, held units; 4 uncertain units, lease lost, a write in doubt`,
   },
   'state show': {
     summary: 'print the recorded documents of a unit (or every unit)',
-    usage: 'nyl state show -e ENV [--unit U] [--local]',
+    required: [],
     description: 'The observed and desired documents as stored on the state refs, as JSON.',
     options: { ...COMMON, unit: { type: 'string', value: 'U', help: 'one unit' } },
-    exits: '0; 1 bad input',
+    exits: `0 shown; ${READ_FAILS}, or no state recorded for the unit`,
   },
   'state forget': {
     summary: 'drop a unit’s recorded state (receipt, condition, desired document)',
-    usage: 'nyl state forget -e ENV --unit U [--reason TEXT] [--local]',
+    required: ['unit'],
     description: 'For a unit that left the configuration or whose resource is gone by other means.',
     options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
-    exits: '0 forgotten; 1 bad input; 2 lease held or broken',
+    exits: `0 forgotten, or nothing recorded; ${WRITE_FAILS}, or an unknown unit; 2 lease held or broken, the state changed meanwhile; 4 a dead run not imported yet, a write in doubt`,
   },
   schema: {
-    summary: 'print the JSON Schema of nyl.yaml documents',
-    usage: 'nyl schema',
-    description: 'The schema editors use to validate nyl.yaml; it is also committed as schema/nyl.schema.json.',
-    options: { help: COMMON.help as OptionSpec },
+    summary: 'print the JSON Schema of nyl.yaml documents (or, with --report, of --json output)',
+    usage: 'nyl schema [--report]',
+    description:
+      'The schema editors use to validate nyl.yaml; it is also committed as schema/nyl.schema.json.\n' +
+      'With --report: the schema of every command’s --json output (schema/nyl.report.schema.json).',
+    options: {
+      report: { type: 'boolean', help: 'the JSON Schema of --json output instead' },
+      help: COMMON.help as OptionSpec,
+    },
     exits: '0',
   },
 };
+
+/** Two-word commands by their first word: `nyl lease --help` lists them. */
+export const GROUPS: Record<string, string[]> = Object.keys(COMMANDS).reduce(
+  (g, name) => {
+    const [first, second] = name.split(' ');
+    if (second) g[first as string] = [...(g[first as string] ?? []), name];
+    return g;
+  },
+  {} as Record<string, string[]>,
+);
+
+/** The usage line: required options first, then every other option in brackets. */
+export function usageOf(name: string): string {
+  const c = COMMANDS[name] as CommandSpec;
+  if (c.usage) return c.usage;
+  const flag = (k: string) => {
+    const o = c.options[k] as OptionSpec;
+    return `${o.short ? `-${o.short}` : `--${k}`}${o.value ? ` ${o.value}` : ''}`;
+  };
+  const required = ['environment', ...(c.required ?? [])].filter((k) => k in c.options);
+  const optional = Object.keys(c.options).filter((k) => !required.includes(k) && k !== 'help');
+  return [
+    `nyl ${name}`,
+    ...required.map(flag),
+    ...optional.map((k) => `[${flag(k)}${c.options[k]?.multiple ? ' …' : ''}]`),
+    ...(c.trailing ? [c.trailing] : []),
+  ].join(' ');
+}
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
   const rows = Object.entries(options).map(([name, o]) => {
@@ -212,7 +256,7 @@ function optionLines(options: Record<string, OptionSpec>): string[] {
 export function commandHelp(name: string): string {
   const c = COMMANDS[name] as CommandSpec;
   return [
-    `usage: ${c.usage}`,
+    `usage: ${usageOf(name)}`,
     '',
     c.summary,
     '',
@@ -241,4 +285,27 @@ export function mainHelp(): string {
     'exit codes: 0 done; 1 failed or bad input; 2 refused or waiting on a person; 3 drift; 4 uncertainty',
     '',
   ].join('\n');
+}
+
+/** `nyl lease --help`, `nyl state --help`: the commands of a group. */
+export function groupHelp(group: string): string {
+  const names = GROUPS[group] ?? [];
+  const w = Math.max(...names.map((k) => k.length));
+  return [
+    `usage: ${names.map((n) => `nyl ${n} …`).join(' | ')}`,
+    '',
+    'commands:',
+    ...names.map((k) => `  ${k.padEnd(w + 2)}${COMMANDS[k]?.summary}`),
+    '',
+    `Run \`nyl ${names[0]} --help\` for a command’s options.`,
+    '',
+  ].join('\n');
+}
+
+/** Help for a topic of one or more words (`nyl help lease break`, `nyl help state`), or undefined. */
+export function helpFor(words: string[]): string | undefined {
+  const topic = words.join(' ');
+  if (COMMANDS[topic]) return commandHelp(topic);
+  if (words.length === 1 && GROUPS[topic]) return groupHelp(topic);
+  return undefined;
 }

@@ -20,9 +20,12 @@ import { backoffStats } from '../core/util/backoff.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem } from '../core/util/errors.js';
-import { COMMANDS, commandHelp, mainHelp } from './commands.js';
+import { masker } from '../core/util/mask.js';
+import { COMMANDS, GROUPS, groupHelp, helpFor, mainHelp } from './commands.js';
+import { completeCommands, completeProblem, type Mode } from './complete.js';
+import { refusedJson, reportJsonSchema, type Stats, toJson } from './json.js';
 import { progressReporter } from './progress.js';
-import { facts, renderProblems, table } from './render.js';
+import { renderOp, renderProblems, renderRun, renderStatus } from './render.js';
 
 export interface Io {
   stdout: NodeJS.WriteStream;
@@ -32,155 +35,50 @@ export interface Io {
 
 export const VERSION = '0.1.0';
 
+type Values = Record<string, string | boolean | string[] | undefined>;
+type Report = RunReport | StatusReport | OpReport;
+
 function usage(message: string, fix: string): NylError {
   return new NylError(problem('NYL-USAGE', message, { fix, exit: Exit.failed }));
 }
 
-function renderRun(r: RunReport): string {
-  const out = [
-    table(
-      r.header ?? ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
-      r.rows.map((x) => [x.unit, x.kind, x.result, x.detail.replace(/\n/g, ' | ')]),
-    ),
-    '',
-    facts([
-      ['run', r.run],
-      ['source', r.source],
-      ...(['reconcile', 'verify', 'teardown'].includes(r.operation)
-        ? ([
-            ['desired', r.desired],
-            ['observed', r.observed],
-          ] as [string, string | undefined][])
-        : []),
-      ...(r.extra ?? []),
-    ]),
-  ];
-  if (r.problems.length) out.push('', renderProblems(r.problems));
-  return `${out.join('\n')}\n`;
-}
-
-function renderStatus(r: StatusReport): string {
-  const out = [
-    table(
-      ['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'],
-      r.rows.map((x) => [x.unit, x.kind, x.state, x.receipt, x.lastRun, x.detail.replace(/\n/g, ' | ')]),
-    ),
-    '',
-    facts([['source', r.source]]),
-  ];
-  if (r.problems.length) out.push('', renderProblems(r.problems));
-  return `${out.join('\n')}\n`;
-}
+/** Operations that are not runs say they were refused, as in seed 000 (`state-forget dev: refused`). */
+const SAYS_REFUSED = ['recover', 'lease-break', 'hold', 'resume', 'exec', 'state-forget'];
 
 /** Runs one command line; returns the exit code. Never lets a stack trace reach the user. */
 export async function main(argv: string[], io: Io): Promise<number> {
   const json = argv.includes('--json');
+  // Everything printed goes through the one masking step.
+  const out = (text: string) => io.stdout.write(masker.mask(text));
+  const err = (text: string) => io.stderr.write(masker.mask(text));
   let cancellation = new Cancellation();
   const onSignal = (sig: NodeJS.Signals) => cancellation.cancel(sig);
   let progress: ReturnType<typeof progressReporter> | undefined;
   let ctx: OpContext | undefined;
-  let opName: string | undefined;
-  let opEnv: string | undefined;
+  let command: string | undefined;
+  let environment: string | undefined;
+  let mode: Mode = { local: argv.includes('--local') };
   try {
-    // Two-word commands: `nyl lease break`.
-    const [first, ...tail] = argv;
-    const joined = first && tail[0] && !tail[0].startsWith('-') ? `${first} ${tail[0]}` : undefined;
-    const [command, rest] = joined && COMMANDS[joined] ? [joined, tail.slice(1)] : [first, tail];
-    if (!command || command === '--help' || command === '-h' || command === 'help') {
-      const topic = rest[0];
-      io.stdout.write(topic && COMMANDS[topic] ? commandHelp(topic) : mainHelp());
+    const words = commandWords(argv);
+    command = words.command;
+    const early = earlyAnswer(words);
+    if (early !== undefined) {
+      out(early);
       return Exit.ok;
     }
-    if (command === '--version' || command === 'version') {
-      io.stdout.write(`nyl ${VERSION}\n`);
-      return Exit.ok;
-    }
-    const spec = COMMANDS[command];
-    if (!spec)
-      throw usage(
-        `unknown command ${JSON.stringify(command)}`,
-        `run one of: ${Object.keys(COMMANDS).join(', ')} (see \`nyl --help\`)`,
-      );
-    let values: Record<string, string | boolean | string[] | undefined>;
-    let positionals: string[] = [];
-    try {
-      const parsed = parseArgs({
-        args: rest,
-        options: Object.fromEntries(
-          Object.entries(spec.options).map(([k, o]) => [
-            k,
-            { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
-          ]),
-        ),
-        strict: true,
-        // Only `nyl exec` takes a command, after `--`.
-        allowPositionals: command === 'exec',
-      });
-      values = parsed.values as typeof values;
-      positionals = parsed.positionals;
-    } catch (e) {
-      throw usage(`${command}: ${(e as Error).message.split('\n')[0]}`, `see \`nyl ${command} --help\``);
-    }
+    const { values, positionals } = parseOptions(words.command, words.rest);
     if (values.help) {
-      io.stdout.write(commandHelp(command));
+      out(helpFor([words.command]) as string);
       return Exit.ok;
     }
     if (command === 'schema') {
-      io.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+      out(`${JSON.stringify(values.report ? reportJsonSchema() : configJsonSchema(), null, 2)}\n`);
       return Exit.ok;
     }
-    const environment = values.environment as string | undefined;
-    if (!environment) throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
-    let parallelism = DEFAULT_PARALLELISM;
-    if (values.parallelism !== undefined) {
-      parallelism = Number(values.parallelism);
-      if (!Number.isInteger(parallelism) || parallelism < 1)
-        throw usage(`--parallelism ${values.parallelism} is not a positive integer`, 'pass --parallelism N with N ≥ 1');
-    }
-    if (values['cancel-grace'] !== undefined) {
-      const ms = parseDuration(values['cancel-grace'] as string);
-      if (ms === undefined)
-        throw usage(`--cancel-grace ${values['cancel-grace']} is not a duration`, 'pass a duration such as 5s or 30s');
-      cancellation = new Cancellation(ms);
-    }
-    let waitLeaseMs: number | undefined;
-    if (values['wait-lease'] !== undefined) {
-      waitLeaseMs = parseDuration(values['wait-lease'] as string);
-      if (waitLeaseMs === undefined)
-        throw usage(`--wait-lease ${values['wait-lease']} is not a duration`, 'pass a duration such as 30s or 10m');
-    }
-    const networkTimeoutMs = durationSetting(values['network-timeout'] as string | undefined, 'network-timeout');
-    durationSetting(undefined, 'heartbeat-interval');
-    const reason = values.reason as string | undefined;
-    const units = ([] as string[]).concat((values.unit as string | string[] | undefined) ?? []);
-    const needsReason = ['recover', 'lease break', 'hold', 'resume'].includes(command) || values.reapply === true;
-    if (needsReason && !reason?.trim())
-      throw usage(
-        `${command}${values.reapply ? ' --reapply' : ''} needs a reason`,
-        `pass --reason "<why>"; it is recorded with who asked`,
-      );
-    const needsUnit = ['hold', 'resume', 'exec', 'state forget'].includes(command) || values.reapply === true;
-    if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
-    if (command === 'reconcile' && reason !== undefined && !values.reapply)
-      throw usage(
-        'reconcile --reason goes with --reapply',
-        'pass --unit U --reapply --reason <text>, or drop --reason',
-      );
-    if (command === 'reconcile' && units.length && !values.reapply)
-      throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
-    if (command === 'exec' && !positionals.length)
-      throw usage(
-        'exec needs a command after --',
-        `e.g. \`nyl exec -e ${environment} --unit ${units[0] ?? 'U'} -- terraform force-unlock <id>\``,
-      );
-    if (command === 'recover') {
-      if (units.length && !values.retry && values.accept === undefined)
-        throw usage('recover --unit needs --retry or --accept RUN', 'see `nyl recover --help`');
-      if (values.retry && values.accept !== undefined)
-        throw usage('pass either --retry or --accept RUN, not both', 'see `nyl recover --help`');
-      if (!units.length && (values.retry || values.accept !== undefined))
-        throw usage('--retry and --accept need --unit U', 'see `nyl recover --help`');
-    }
+    const opts = checkOptions(command, values, positionals);
+    environment = opts.environment;
+    mode = { local: values.local === true, remote: values.remote as string | undefined };
+    if (opts.cancelGraceMs !== undefined) cancellation = new Cancellation(opts.cancelGraceMs);
     configureWatchdog({ graceMs: cancellation.graceMs });
     progress = progressReporter(
       io.stderr,
@@ -194,71 +92,35 @@ export async function main(argv: string[], io: Io): Promise<number> {
         config: values.config as string | undefined,
         local: values.local === true,
         remote: values.remote as string | undefined,
-        waitLeaseMs,
-        networkTimeoutMs,
+        waitLeaseMs: opts.waitLeaseMs,
+        networkTimeoutMs: opts.networkTimeoutMs,
       },
       { cancellation, onEvent: progress.onEvent },
     );
-    opName = command.replace(' ', '-');
-    opEnv = environment;
-    const unit = units[0] as string;
-    let report: RunReport | StatusReport | OpReport;
-    if (command === 'reconcile')
-      report = await reconcile(ctx, {
-        environment,
-        parallelism,
-        approve: values.approve as string[] | undefined,
-        reapply: values.reapply ? { units, reason: reason as string } : undefined,
-        plan: values.plan as string | undefined,
-      });
-    else if (command === 'plan') report = await plan(ctx, { environment });
-    else if (command === 'verify') report = await verify(ctx, { environment, parallelism });
-    else if (command === 'hold') report = await hold(ctx, { environment, unit, reason: reason as string });
-    else if (command === 'resume') report = await resume(ctx, { environment, unit, reason: reason as string });
-    else if (command === 'exec')
-      report = await exec(ctx, { environment, unit, command: positionals, reason, echo: !json });
-    else if (command === 'teardown') report = await teardown(ctx, { environment, parallelism });
-    else if (command === 'state forget') report = await stateForget(ctx, { environment, unit, reason });
-    else if (command === 'state show') {
-      const shown = await stateShow(ctx, { environment, unit: units[0] });
-      io.stdout.write(json ? `${JSON.stringify(shown.json, null, 2)}\n` : shown.text);
-      return Exit.ok;
-    } else if (command === 'recover')
-      report = await recover(ctx, {
-        environment,
-        reason: reason as string,
-        unit: units[0],
-        retry: values.retry === true,
-        accept: values.accept as string | undefined,
-      });
-    else if (command === 'lease break') report = await leaseBreak(ctx, { environment, reason: reason as string });
-    else report = await status(ctx, { environment });
+    const report = complete(await runCommand(ctx, command, values, positionals, opts, json), mode);
     progress.stop();
-    if (json) io.stdout.write(`${JSON.stringify(withStats(report, ctx), null, 2)}\n`);
-    else if ('outcome' in report) io.stdout.write(renderOp(report));
-    else
-      io.stdout.write(
-        report.operation === 'status' ? renderStatus(report as StatusReport) : renderRun(report as RunReport),
-      );
+    if (json) out(`${JSON.stringify(toJson(report, statsOf(ctx)), null, 2)}\n`);
+    else if ('outcome' in report) out(renderOp(report));
+    else out(report.operation === 'status' ? renderStatus(report as StatusReport) : renderRun(report as RunReport));
     return report.exit;
   } catch (e) {
     progress?.stop();
-    const problems: Problem[] =
+    const problems: Problem[] = (
       e instanceof NylError
         ? e.problems
         : [
             problem('NYL-INTERNAL', `unexpected failure: ${(e as Error)?.message ?? String(e)}`, {
               fix: 'this is a bug in nyl; report it with the command you ran (set NYL_DEBUG=1 for details)',
             }),
-          ];
-    if (!(e instanceof NylError) && process.env.NYL_DEBUG) io.stderr.write(`${(e as Error)?.stack}\n`);
+          ]
+    ).map((p) => completeProblem(p, mode));
+    if (!(e instanceof NylError) && process.env.NYL_DEBUG) err(`${(e as Error)?.stack}\n`);
     const exit = e instanceof NylError ? e.exit : Exit.failed;
-    if (json) io.stdout.write(`${JSON.stringify(withStats({ exit, problems }, ctx), null, 2)}\n`);
+    const op = (command ?? 'nyl').replace(' ', '-');
+    if (json) out(`${JSON.stringify(refusedJson(op, environment, exit, problems, statsOf(ctx)), null, 2)}\n`);
     else {
-      // Operations that are not runs say they were refused, as in seed 000 (`state-forget dev: refused`).
-      if (opEnv && ['recover', 'lease-break', 'hold', 'resume', 'exec', 'state-forget'].includes(opName ?? ''))
-        io.stdout.write(`${opName} ${opEnv}: refused\n\n`);
-      io.stderr.write(`${renderProblems(problems)}\n`);
+      if (environment && SAYS_REFUSED.includes(op)) out(`${op} ${environment}: refused\n\n`);
+      err(`${renderProblems(problems)}\n`);
     }
     return exit;
   } finally {
@@ -268,25 +130,121 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** Process and round-trip counts ride along in JSON: benchmarks read them, operators may too. */
-function withStats<T extends object>(r: T, ctx: OpContext | undefined) {
-  const b = ctx?.backend;
-  return {
-    ...r,
-    stats: {
-      gitProcesses: gitStats.spawns,
-      toolProcesses: toolStats.spawns,
-      remoteRoundTrips: b instanceof RemoteBackend ? b.roundTrips : 0,
-      remoteRetries: b instanceof RemoteBackend ? b.retries : 0,
-      backoffWaits: backoffStats.waits,
-    },
-  };
+/** The command (one word, or two: `lease break`) and the arguments after it. */
+function commandWords(argv: string[]): { command: string; rest: string[] } {
+  const [first = '', ...tail] = argv;
+  const joined = tail[0] && !tail[0].startsWith('-') ? `${first} ${tail[0]}` : undefined;
+  return joined && COMMANDS[joined] ? { command: joined, rest: tail.slice(1) } : { command: first, rest: tail };
 }
 
-function renderOp(r: OpReport): string {
-  const out = [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${v}`)];
-  if (r.problems.length) out.push('', renderProblems(r.problems));
-  return `${out.join('\n')}\n`;
+/** Help, version and group help: answered before any option is parsed. */
+function earlyAnswer({ command, rest }: { command: string; rest: string[] }): string | undefined {
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    const topic = rest.filter((w) => !w.startsWith('-'));
+    return (topic.length && helpFor(topic)) || mainHelp();
+  }
+  if (command === '--version' || command === 'version') return `nyl ${VERSION}\n`;
+  if (GROUPS[command] && !COMMANDS[command]) {
+    if (rest.includes('--help') || rest.includes('-h')) return groupHelp(command);
+    const names = GROUPS[command] as string[];
+    throw usage(
+      `${command} needs a subcommand: ${names.map((n) => n.split(' ')[1]).join(' or ')}`,
+      `run \`nyl ${command} --help\`, e.g. \`nyl ${names[0]} --help\``,
+    );
+  }
+  if (!COMMANDS[command])
+    throw usage(
+      `unknown command ${JSON.stringify(command)}`,
+      `run one of: ${Object.keys(COMMANDS).join(', ')} (see \`nyl --help\`)`,
+    );
+  return undefined;
+}
+
+function parseOptions(command: string, rest: string[]): { values: Values; positionals: string[] } {
+  const spec = COMMANDS[command] as (typeof COMMANDS)[string];
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: Object.fromEntries(
+        Object.entries(spec.options).map(([k, o]) => [
+          k,
+          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+        ]),
+      ),
+      strict: true,
+      // Only `nyl exec` takes a command, after `--`.
+      allowPositionals: command === 'exec',
+    });
+    return { values: parsed.values as Values, positionals: parsed.positionals };
+  } catch (e) {
+    throw usage(`${command}: ${(e as Error).message.split('\n')[0]}`, `see \`nyl ${command} --help\``);
+  }
+}
+
+interface CheckedOptions {
+  environment: string;
+  parallelism: number;
+  cancelGraceMs?: number;
+  waitLeaseMs?: number;
+  networkTimeoutMs?: number;
+  reason?: string;
+  units: string[];
+}
+
+/** Every rule about which options go together, each answered with NYL-USAGE and a fix. */
+function checkOptions(command: string, values: Values, positionals: string[]): CheckedOptions {
+  const environment = values.environment as string | undefined;
+  if (!environment) throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
+  let parallelism = DEFAULT_PARALLELISM;
+  if (values.parallelism !== undefined) {
+    parallelism = Number(values.parallelism);
+    if (!Number.isInteger(parallelism) || parallelism < 1)
+      throw usage(`--parallelism ${values.parallelism} is not a positive integer`, 'pass --parallelism N with N ≥ 1');
+  }
+  const cancelGraceMs = optionDuration(values, 'cancel-grace', 'a duration such as 5s or 30s');
+  const waitLeaseMs = optionDuration(values, 'wait-lease', 'a duration such as 30s or 10m');
+  const networkTimeoutMs = durationSetting(values['network-timeout'] as string | undefined, 'network-timeout');
+  durationSetting(undefined, 'heartbeat-interval');
+  const reason = values.reason as string | undefined;
+  const units = ([] as string[]).concat((values.unit as string | string[] | undefined) ?? []);
+  // The environment import of `recover` needs no reason (seed 000's fixes paste it without one).
+  const needsReason =
+    ['lease break', 'hold', 'resume'].includes(command) || (command === 'recover' && units.length > 0) || values.reapply === true;
+  if (needsReason && !reason?.trim())
+    throw usage(
+      `${command}${values.reapply ? ' --reapply' : ''} needs a reason`,
+      `pass --reason "<why>"; it is recorded with who asked`,
+    );
+  if (reason !== undefined && !reason.trim())
+    throw usage(`${command} --reason is empty`, 'pass --reason "<why>": it is recorded with who asked');
+  const needsUnit = ['hold', 'resume', 'exec', 'state forget'].includes(command) || values.reapply === true;
+  if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
+  if (command === 'reconcile' && reason !== undefined && !values.reapply)
+    throw usage('reconcile --reason goes with --reapply', 'pass --unit U --reapply --reason <text>, or drop --reason');
+  if (command === 'reconcile' && units.length && !values.reapply)
+    throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
+  if (command === 'exec' && !positionals.length)
+    throw usage(
+      'exec needs a command after --',
+      `e.g. \`nyl exec -e ${environment} --unit ${units[0] ?? 'U'} -- terraform force-unlock <id>\``,
+    );
+  if (command === 'recover') {
+    if (units.length && !values.retry && values.accept === undefined)
+      throw usage('recover --unit needs --retry or --accept RUN', 'see `nyl recover --help`');
+    if (values.retry && values.accept !== undefined)
+      throw usage('pass either --retry or --accept RUN, not both', 'see `nyl recover --help`');
+    if (!units.length && (values.retry || values.accept !== undefined))
+      throw usage('--retry and --accept need --unit U', 'see `nyl recover --help`');
+  }
+  return { environment, parallelism, cancelGraceMs, waitLeaseMs, networkTimeoutMs, reason, units };
+}
+
+function optionDuration(values: Values, name: string, example: string): number | undefined {
+  const text = values[name] as string | undefined;
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === undefined) throw usage(`--${name} ${text} is not a duration`, `pass ${example}`);
+  return ms;
 }
 
 /**
@@ -304,4 +262,75 @@ function durationSetting(option: string | undefined, name: string): number | und
       `pass a duration such as 30s or 2m${option !== undefined ? '' : ` (or unset ${variable})`}`,
     );
   return ms;
+}
+
+/** The operation behind a command line. */
+async function runCommand(
+  ctx: OpContext,
+  command: string,
+  values: Values,
+  positionals: string[],
+  o: CheckedOptions,
+  json: boolean,
+): Promise<Report> {
+  const { environment, parallelism, reason, units } = o;
+  const unit = units[0] as string;
+  switch (command) {
+    case 'reconcile':
+      return reconcile(ctx, {
+        environment,
+        parallelism,
+        approve: values.approve as string[] | undefined,
+        reapply: values.reapply ? { units, reason: reason as string } : undefined,
+        plan: values.plan as string | undefined,
+      });
+    case 'plan':
+      return plan(ctx, { environment });
+    case 'verify':
+      return verify(ctx, { environment, parallelism });
+    case 'hold':
+      return hold(ctx, { environment, unit, reason: reason as string });
+    case 'resume':
+      return resume(ctx, { environment, unit, reason: reason as string });
+    case 'exec':
+      return exec(ctx, { environment, unit, command: positionals, reason, echo: !json });
+    case 'teardown':
+      return teardown(ctx, { environment, parallelism });
+    case 'state forget':
+      return stateForget(ctx, { environment, unit, reason });
+    case 'state show':
+      return stateShow(ctx, { environment, unit: units[0] });
+    case 'recover':
+      return recover(ctx, {
+        environment,
+        reason,
+        unit: units[0],
+        retry: values.retry === true,
+        accept: values.accept as string | undefined,
+      });
+    case 'lease break':
+      return leaseBreak(ctx, { environment, reason: reason as string });
+    default:
+      return status(ctx, { environment });
+  }
+}
+
+/** Commands quoted in a report's problems and details, completed for the mode it ran in. */
+function complete<R extends Report>(r: R, mode: Mode): R {
+  const problems = r.problems.map((p) => completeProblem(p, mode));
+  if ('outcome' in r) return { ...r, problems };
+  const rows = (r.rows as { detail: string }[]).map((x) => ({ ...x, detail: completeCommands(x.detail, mode) }));
+  return { ...r, problems, rows } as R;
+}
+
+/** Process and round-trip counts ride along in JSON: benchmarks read them, operators may too. */
+function statsOf(ctx: OpContext | undefined): Stats {
+  const b = ctx?.backend;
+  return {
+    gitProcesses: gitStats.spawns,
+    toolProcesses: toolStats.spawns,
+    remoteRoundTrips: b instanceof RemoteBackend ? b.roundTrips : 0,
+    remoteRetries: b instanceof RemoteBackend ? b.retries : 0,
+    backoffWaits: backoffStats.waits,
+  };
 }

@@ -1,3 +1,5 @@
+import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
+import { canonicalJson, prettyJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
 
 /** Columns padded to the widest cell plus two spaces; trailing blanks trimmed. */
@@ -11,12 +13,19 @@ export function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
+/** A typed fact as text: strings as they are, yes/no, everything else canonical JSON (as seed 000 prints it). */
+export function factText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  return canonicalJson(v ?? null);
+}
+
 /** `  label:    value` lines, labels padded to one width. */
-export function facts(pairs: [string, string | undefined][]): string {
-  const present = pairs.filter((p): p is [string, string] => p[1] !== undefined && p[1] !== '');
+export function facts(pairs: [string, unknown][]): string {
+  const present = pairs.filter(([, v]) => v !== undefined && v !== '');
   // Labels line up as in `observed: ` even when fewer are shown.
   const w = Math.max('observed:'.length, ...present.map(([k]) => k.length + 1));
-  return present.map(([k, v]) => `  ${`${k}:`.padEnd(w + 1)}${v}`).join('\n');
+  return present.map(([k, v]) => `  ${`${k}:`.padEnd(w + 1)}${factText(v)}`).join('\n');
 }
 
 /** `error|warning NYL-CODE (subject)`, then the explanation and `fix:` indented. */
@@ -29,4 +38,53 @@ export function renderProblem(p: Problem): string {
 
 export function renderProblems(ps: Problem[]): string {
   return ps.map(renderProblem).join('\n\n');
+}
+
+function withProblems(out: string[], problems: Problem[]): string {
+  if (problems.length) out.push('', renderProblems(problems));
+  return `${out.join('\n')}\n`;
+}
+
+/** reconcile, plan, verify, teardown: the unit table, then run, source, tips and extras. */
+export function renderRun(r: RunReport): string {
+  const tips: [string, unknown][] = ['reconcile', 'verify', 'teardown'].includes(r.operation)
+    ? [
+        ['desired', r.desired],
+        ['observed', r.observed],
+      ]
+    : [];
+  return withProblems(
+    [
+      table(
+        r.header ?? ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
+        r.rows.map((x) => [x.unit, x.kind, x.result, x.detail.replace(/\n/g, ' | ')]),
+      ),
+      '',
+      facts([['run', r.run], ['source', r.source], ...tips, ...(r.extra ?? [])]),
+    ],
+    r.problems,
+  );
+}
+
+export function renderStatus(r: StatusReport): string {
+  return withProblems(
+    [
+      table(
+        ['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'],
+        r.rows.map((x) => [x.unit, x.kind, x.state, x.receipt, x.lastRun, x.detail.replace(/\n/g, ' | ')]),
+      ),
+      '',
+      facts([['source', r.source]]),
+    ],
+    r.problems,
+  );
+}
+
+/** Operations that are not runs: `<operation> <env>: <outcome>` then `  key: value` facts (or a document). */
+export function renderOp(r: OpReport): string {
+  if (r.document !== undefined) return withProblems([prettyJson(r.document).trimEnd()], r.problems);
+  return withProblems(
+    [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${factText(v)}`)],
+    r.problems,
+  );
 }

@@ -58,7 +58,7 @@ export async function hold(ctx: OpContext, opts: UnitOpOptions & { reason: strin
     return {
       ...base,
       outcome: 'already held',
-      facts: [['hold', JSON.stringify(prior.hold)]],
+      facts: [['hold', prior.hold]],
       problems: [],
       exit: Exit.ok,
     };
@@ -119,7 +119,7 @@ export async function resume(ctx: OpContext, opts: UnitOpOptions & { reason: str
     new Map([[opts.unit, next]]),
     message('resume', env, opts.unit, who, opts.reason),
   );
-  const facts: [string, string][] = [
+  const facts: [string, unknown][] = [
     ['unit', opts.unit],
     ['observed', observed ?? ''],
   ];

@@ -127,9 +127,9 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
         },
       ),
     );
-  const facts: [string, string][] = [['broken', `run ${held.run}`]];
+  const facts: [string, unknown][] = [['broken', `run ${held.run}`]];
   if (tools.fact) facts.push(['tools', tools.fact]);
-  for (const u of replaced) facts.push(['replaced', `${subjectOf(u)} (${u.cause})`]);
+  if (replaced.length) facts.push(['replaced', replaced.map((u) => `${subjectOf(u)} (${u.cause})`)]);
   return { ...base, outcome: 'done', facts, problems, exit: Exit.ok };
 }
 

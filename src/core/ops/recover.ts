@@ -16,7 +16,8 @@ import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from 
 
 export interface RecoverOptions {
   environment: string;
-  reason: string;
+  /** Required with --unit; optional for the import of dead runs. */
+  reason?: string;
   unit?: string;
   retry?: boolean;
   accept?: string;
@@ -97,7 +98,7 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
     lists: importLists(imp),
     extra: [
       ['leaseBroken', imp.leaseBroken],
-      ['reason', JSON.stringify(opts.reason)],
+      ['reason', opts.reason !== undefined ? JSON.stringify(opts.reason) : undefined],
     ],
   });
   const session = new RunSession(
@@ -123,13 +124,13 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
     ctx.now(),
     consumedRefs(state, imp, after.observed),
   );
-  const facts: [string, string][] = [
+  const facts: [string, unknown][] = [
     ['desired', tips.get(state.refs.desired) ?? ''],
     ['observed', tips.get(state.refs.observed) ?? ''],
-    ['imported', JSON.stringify(imp.imported)],
+    ['imported', imp.imported],
   ];
-  if (imp.leaseBroken) facts.push(['leaseBroken', canonicalJson(imp.leaseBroken)]);
-  facts.push(['recovered', JSON.stringify(imp.recovered)]);
+  if (imp.leaseBroken) facts.push(['leaseBroken', imp.leaseBroken]);
+  facts.push(['recovered', imp.recovered]);
   return { ...base, outcome: 'done', facts, problems: [...waited.problems, ...imp.problems], exit: Exit.ok };
 }
 
@@ -292,8 +293,8 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
     outcome: 'done',
     facts: [
       ['observed', tips.get(state.refs.observed) ?? ''],
-      ['condition', condition ? canonicalJson(condition) : 'null'],
-      ['evidence', canonicalJson(evidence)],
+      ['condition', condition ?? null],
+      ['evidence', evidence],
     ],
     problems: [],
     exit: Exit.ok,

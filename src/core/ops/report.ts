@@ -21,8 +21,8 @@ export interface RunReport {
   rows: UnitRow[];
   problems: Problem[];
   exit: ExitCode;
-  /** Extra key/value lines after the table (lists, plan token, ...). */
-  extra?: [string, string][];
+  /** Extra key/value lines after the table (plan token, ...): typed values, in print order. */
+  extra?: [string, unknown][];
   /** Table header when it is not `UNIT KIND RESULT DETAIL`. */
   header?: string[];
   /** The environment's waves and dependency edges (for graphs). */
@@ -55,7 +55,10 @@ export interface OpReport {
   operation: string;
   environment: string;
   outcome: string;
-  facts: [string, string][];
+  /** Typed values, in the order they print (`key: value`; non-strings as canonical JSON). */
+  facts: [string, unknown][];
+  /** Printed instead of the facts as text: documents as stored (state show). */
+  document?: unknown;
   problems: Problem[];
   exit: ExitCode;
 }

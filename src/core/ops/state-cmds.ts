@@ -1,6 +1,5 @@
 import { FILES } from '../state/documents.js';
 import { readDesiredDocs, type Unreadable } from '../state/read.js';
-import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
@@ -9,10 +8,7 @@ import { subjectOf } from './unreadable.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /** `nyl state show`: the recorded documents of one unit (or every unit), as stored; unreadable ones say why. */
-export async function stateShow(
-  ctx: OpContext,
-  opts: { environment: string; unit?: string },
-): Promise<{ text: string; json: unknown }> {
+export async function stateShow(ctx: OpContext, opts: { environment: string; unit?: string }): Promise<OpReport> {
   const { state } = await loadEnvironment(ctx, opts.environment, () => true);
   const names = opts.unit ? [opts.unit] : [...state.observed.keys()].sort();
   const bad = state.unreadable.filter((u) => !opts.unit || u.unit === opts.unit || !u.unit);
@@ -24,18 +20,24 @@ export async function stateShow(
       }),
     );
   const { docs, unreadable } = await readDesiredDocs(ctx.repo, state, names);
-  const out: Record<string, unknown> = {};
-  for (const n of names) out[n] = { observed: state.observed.get(n), desired: docs.get(n) };
-  const json = {
+  const units: Record<string, unknown> = {};
+  for (const n of names) units[n] = { observed: state.observed.get(n), desired: docs.get(n) };
+  const all = [...bad, ...unreadable];
+  const facts: [string, unknown][] = [
+    ['observedTip', state.tips.observed],
+    ['desiredTip', state.tips.desired],
+    ['units', units],
+  ];
+  if (all.length) facts.push(['unreadable', all.map((u) => ({ at: subjectOf(u), tip: u.tip, cause: u.cause }))]);
+  return {
+    operation: 'state-show',
     environment: opts.environment,
-    observedTip: state.tips.observed,
-    desiredTip: state.tips.desired,
-    units: out,
-    ...([...bad, ...unreadable].length
-      ? { unreadable: [...bad, ...unreadable].map((u) => ({ at: subjectOf(u), tip: u.tip, cause: u.cause })) }
-      : {}),
+    outcome: 'done',
+    facts,
+    document: { environment: opts.environment, ...Object.fromEntries(facts) },
+    problems: [],
+    exit: Exit.ok,
   };
-  return { text: prettyJson(json), json };
 }
 
 /** `state forget --unit U` may replace U's own documents when they cannot be read: that is its job. */

@@ -20,7 +20,13 @@ export function workPath(name: string): string {
   return join(workdir(), `${++n}-${name}`);
 }
 
+/** Never fails an exit: the watchdog may still be writing its list there as nyl ends. */
 export function removeWorkdir(): void {
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (!dir) return;
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 20 });
+  } catch {
+    /* left to the system's temp cleaning */
+  }
   dir = undefined;
 }

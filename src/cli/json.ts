@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
+import type { Problem } from '../core/util/errors.js';
+
+/**
+ * `--json`: one document shape for every command (schema/nyl.report.schema.json). Facts are typed
+ * values, never JSON inside strings; every row names its result as `result` (status's STATE
+ * column too); a refused command keeps operation, environment and outcome.
+ */
+const problemSchema = z.object({
+  severity: z.enum(['error', 'warning']),
+  code: z.string().describe('NYL-…, see docs/errors.md'),
+  subject: z.string().optional(),
+  message: z.string(),
+  fix: z.string().optional(),
+  exit: z.number().int().describe('The exit code this problem implies'),
+});
+
+const rowSchema = z.object({
+  unit: z.string(),
+  kind: z.string(),
+  result: z
+    .string()
+    .describe(
+      'What happened to the unit (reconcile, teardown: executed, recovered, imported, current, failed, uncertain, …), what would (plan: execute, maybe, …), its state (status: current, pending, drifted, …) or its drift (verify: in-sync, drifted, unknown, skipped, none)',
+    ),
+  detail: z.string(),
+  durationMs: z.number().optional(),
+  executionKey: z.string().optional(),
+  run: z.string().optional().describe('The run that produced this result, when not this run'),
+  receipt: z.string().optional().describe('status: current, outdated, none, unknown, kept'),
+  lastRun: z.string().optional().describe('status: the run that last changed the unit'),
+});
+
+export const RESULTS = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4: 'uncertain' } as const;
+
+export const ReportSchema = z
+  .object({
+    schema: z.literal('nyl.report/v1'),
+    operation: z.string().describe('reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget'),
+    environment: z.string().optional().describe('Absent only when the command line itself was refused'),
+    outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
+    result: z.enum(['success', 'failed', 'refused', 'drift', 'uncertain']).describe('The exit code in words'),
+    exit: z.number().int().describe('0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty'),
+    run: z.string().optional(),
+    source: z.string().optional().describe('The commit the configuration was read from'),
+    desired: z.string().optional().describe('Tip of the desired ref after the command'),
+    observed: z.string().optional().describe('Tip of the observed ref after the command'),
+    rows: z.array(rowSchema),
+    facts: z.record(z.string(), z.unknown()).describe('Typed facts of the command: plan token, imports, lease, …'),
+    graph: z.object({ waves: z.array(z.array(z.string())), edges: z.array(z.tuple([z.string(), z.string()])) }).optional(),
+    problems: z.array(problemSchema),
+    stats: z.object({
+      gitProcesses: z.number(),
+      toolProcesses: z.number(),
+      remoteRoundTrips: z.number(),
+      remoteRetries: z.number(),
+      backoffWaits: z.number(),
+    }),
+  })
+  .describe('What every nyl command prints with --json');
+
+export type JsonReport = z.infer<typeof ReportSchema>;
+export type Stats = JsonReport['stats'];
+
+export function reportJsonSchema(): unknown {
+  return { title: 'nyl --json report', ...(z.toJSONSchema(ReportSchema, { target: 'draft-2020-12' }) as object) };
+}
+
+const resultOf = (exit: number) => RESULTS[exit as keyof typeof RESULTS] ?? 'failed';
+
+/** Any report as the one JSON shape. */
+export function toJson(report: RunReport | StatusReport | OpReport, stats: Stats): JsonReport {
+  const base = {
+    schema: 'nyl.report/v1' as const,
+    operation: report.operation,
+    environment: report.environment,
+    result: resultOf(report.exit),
+    exit: report.exit,
+    problems: report.problems,
+    stats,
+  };
+  if ('outcome' in report)
+    return { ...base, outcome: report.outcome, rows: [], facts: Object.fromEntries(report.facts) };
+  const { source, desired, observed } = report;
+  const run = 'run' in report ? report.run : undefined;
+  const tips = { ...(run ? { run } : {}), source, ...(desired ? { desired } : {}), ...(observed ? { observed } : {}) };
+  if (report.operation === 'status') {
+    const s = report as StatusReport;
+    return {
+      ...base,
+      ...tips,
+      outcome: 'done',
+      rows: s.rows.map(({ state, ...r }) => ({ ...r, result: state })),
+      facts: s.lease ? { lease: s.lease } : {},
+    };
+  }
+  const r = report as RunReport;
+  return {
+    ...base,
+    ...tips,
+    outcome: 'done',
+    rows: r.rows,
+    facts: Object.fromEntries(r.extra ?? []),
+    ...(r.graph ? { graph: r.graph } : {}),
+  };
+}
+
+/** A command refused before or while it ran: what it was, where, and why. */
+export function refusedJson(
+  operation: string,
+  environment: string | undefined,
+  exit: number,
+  problems: Problem[],
+  stats: Stats,
+): JsonReport {
+  return {
+    schema: 'nyl.report/v1',
+    operation,
+    ...(environment ? { environment } : {}),
+    outcome: 'refused',
+    result: resultOf(exit),
+    exit,
+    rows: [],
+    facts: {},
+    problems,
+    stats,
+  };
+}

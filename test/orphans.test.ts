@@ -1,0 +1,79 @@
+/**
+ * No tool outlives the nyl that started it. Killed by any signal, SIGKILL included, nyl leaves its
+ * tools to a watchdog that sends each tool's process group its stop signal at once and SIGKILL
+ * after the cancel grace. A tool's output goes to a file, so it never dies of SIGPIPE when nyl is
+ * gone. Real processes and signals; process groups are read from /proc.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { command, ENV_DEV, makeRepo, nyl, sleep, startNyl, tempDir, waitForFile } from './helpers/repo.js';
+
+/** Whether any process of the group lives (a zombie does not). */
+function groupAlive(pgid: number): boolean {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true;
+  }
+  return false;
+}
+
+async function waitUntil(what: () => boolean, ms: number): Promise<number> {
+  const t0 = Date.now();
+  while (!what()) {
+    if (Date.now() - t0 > ms) return -1;
+    await sleep(20);
+  }
+  return Date.now() - t0;
+}
+
+/** A unit whose script records its process group, keeps writing output, and answers SIGTERM as told. */
+function tool(ctl: string, onTerm: string): string {
+  return command(
+    'deploy',
+    `trap '${onTerm}' TERM; echo $$ > ${ctl}/pgid; (while true; do echo working; sleep 0.01 || true; done) & while true; do echo more output; sleep 0.02 || true; done`,
+  );
+}
+
+describe('a SIGKILLed nyl leaves no tool behind', () => {
+  it('the tool gets SIGTERM within 1 s, not SIGPIPE, and stops; nothing of its group lives on', async () => {
+    const ctl = tempDir('nyl-ctl-');
+    const dir = makeRepo({ 'nyl.yaml': ENV_DEV + tool(ctl, `echo term > ${ctl}/got; kill 0; exit 0`) });
+    const run = startNyl(dir, ['reconcile', '-e', 'dev', '--local']);
+    await waitForFile(join(ctl, 'pgid'));
+    const pgid = Number(readFileSync(join(ctl, 'pgid'), 'utf8'));
+    await sleep(300); // it writes into its output all along
+    run.child.kill('SIGKILL');
+    await run.done;
+    const signalled = await waitUntil(() => existsSync(join(ctl, 'got')), 3_000);
+    expect(signalled, 'SIGTERM reached the tool').toBeGreaterThanOrEqual(0);
+    expect(signalled).toBeLessThan(1_000);
+    expect(await waitUntil(() => !groupAlive(pgid), 2_000)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a tool that ignores SIGTERM is SIGKILLed after --cancel-grace; after grace + 1 s nothing of it lives', async () => {
+    const ctl = tempDir('nyl-ctl-');
+    const dir = makeRepo({ 'nyl.yaml': ENV_DEV + tool(ctl, `echo term >> ${ctl}/got`) });
+    const run = startNyl(dir, ['reconcile', '-e', 'dev', '--local', '--cancel-grace', '2s']);
+    await waitForFile(join(ctl, 'pgid'));
+    const pgid = Number(readFileSync(join(ctl, 'pgid'), 'utf8'));
+    run.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await run.done;
+    expect(await waitUntil(() => existsSync(join(ctl, 'got')), 1_000)).toBeGreaterThanOrEqual(0);
+    await sleep(1_000);
+    expect(groupAlive(pgid), 'still running within the grace').toBe(true);
+    const gone = await waitUntil(() => !groupAlive(pgid), 4_000);
+    expect(gone).toBeGreaterThanOrEqual(0);
+    expect(Date.now() - killedAt).toBeLessThan(2_000 + 1_000 + 500);
+    // The next run finds the run it left: lease break on this host says its tools are gone.
+    const brk = await nyl(dir, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'killed']);
+    expect(brk.stdout).toContain('  tools: gone (it ran on this host)\n');
+  });
+});

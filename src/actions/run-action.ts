@@ -1,5 +1,6 @@
 import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
+import { factText } from '../cli/render.js';
 import { releaseAbandoned } from '../core/ops/abandon.js';
 import { leaseBreak } from '../core/ops/lease-break.js';
 import { reconcile } from '../core/ops/reconcile.js';
@@ -17,7 +18,6 @@ import { Exit, NylError, type Problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
-import { factText } from '../cli/render.js';
 import { inline, jobSummary } from './summary.js';
 
 const RESULTS = [

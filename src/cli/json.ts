@@ -37,18 +37,27 @@ export const RESULTS = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4:
 export const ReportSchema = z
   .object({
     schema: z.literal('nyl.report/v1'),
-    operation: z.string().describe('reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget'),
+    operation: z
+      .string()
+      .describe(
+        'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
+      ),
     environment: z.string().optional().describe('Absent only when the command line itself was refused'),
     outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
     result: z.enum(['success', 'failed', 'refused', 'drift', 'uncertain']).describe('The exit code in words'),
-    exit: z.number().int().describe('0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty'),
+    exit: z
+      .number()
+      .int()
+      .describe('0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty'),
     run: z.string().optional(),
     source: z.string().optional().describe('The commit the configuration was read from'),
     desired: z.string().optional().describe('Tip of the desired ref after the command'),
     observed: z.string().optional().describe('Tip of the observed ref after the command'),
     rows: z.array(rowSchema),
     facts: z.record(z.string(), z.unknown()).describe('Typed facts of the command: plan token, imports, lease, …'),
-    graph: z.object({ waves: z.array(z.array(z.string())), edges: z.array(z.tuple([z.string(), z.string()])) }).optional(),
+    graph: z
+      .object({ waves: z.array(z.array(z.string())), edges: z.array(z.tuple([z.string(), z.string()])) })
+      .optional(),
     problems: z.array(problemSchema),
     stats: z.object({
       gitProcesses: z.number(),

@@ -209,7 +209,9 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
   const units = ([] as string[]).concat((values.unit as string | string[] | undefined) ?? []);
   // The environment import of `recover` needs no reason (seed 000's fixes paste it without one).
   const needsReason =
-    ['lease break', 'hold', 'resume'].includes(command) || (command === 'recover' && units.length > 0) || values.reapply === true;
+    ['lease break', 'hold', 'resume'].includes(command) ||
+    (command === 'recover' && units.length > 0) ||
+    values.reapply === true;
   if (needsReason && !reason?.trim())
     throw usage(
       `${command}${values.reapply ? ' --reapply' : ''} needs a reason`,

@@ -21,7 +21,7 @@ describe('help', () => {
     [['help', 'state'], /^usage: nyl state show …/],
     [
       ['help', 'reconcile'],
-      /^usage: nyl reconcile -e ENV \[--local\].* \[--wait-lease DURATION\].* \[--plan TOKEN\]\n/,
+      /^usage: nyl reconcile -e ENV \[--local\].* \[--wait-lease DURATION\].* \[--plan TOKEN\]/,
     ],
   ])('nyl %j', async (args, shape) => {
     const r = await nyl(tempDir(), args);

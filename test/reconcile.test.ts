@@ -166,7 +166,7 @@ describe('reconcile', () => {
     const row = parseTable(s.stdout)[0];
     expect(row).toMatchObject({ UNIT: 'slow', STATE: 'uncertain', RECEIPT: 'none' });
     expect(s.stdout).toMatch(
-      /warning NYL-UNIT-UNCERTAIN \(slow\)\n {2}unit slow is uncertain: timed out after 1\.0s; its effects are unknown\n {2}fix: check what the execution did; .* `nyl recover -e dev --unit slow --retry --reason <text>`/,
+      /warning NYL-UNIT-UNCERTAIN \(slow\)\n {2}unit slow is uncertain: timed out after 1\.0s; its effects are unknown\n {2}fix: check what the execution did; .* `nyl recover -e dev --unit slow --retry --reason <text> --local`/,
     );
   });
 

@@ -49,6 +49,7 @@ export const SCHEMAS = {
     reason: z.string(),
     approve: list,
     plan: z.string(),
+    'allow-older-source': bool('allow-older-source'),
   }),
   recover: z.object({ ...common, unit: z.string(), retry: bool('retry'), accept: z.string(), reason: z.string() }),
   verify: z.object({ ...common, 'fail-on-drift': bool('fail-on-drift'), 'drift-issue': bool('drift-issue') }),
@@ -62,6 +63,7 @@ const DEFAULTS: Record<string, string> = {
   remote: 'origin',
   'cancel-grace': '5s',
   'fail-on-drift': 'true',
+  'allow-older-source': 'false',
   'drift-issue': 'false',
 };
 
@@ -86,6 +88,10 @@ export function readInputs<A extends ActionName>(action: A): Inputs<A> {
     const x = r.data as Inputs<'reconcile'>;
     if (x.reapply && (!x.units.length || !x.reason))
       throw new InputError('input reapply needs units (the units to execute again) and reason');
+    if (x['allow-older-source'] && !x.reason)
+      throw new InputError(
+        'input allow-older-source needs reason: why this older commit is applied (recorded with who asked)',
+      );
   }
   return r.data as Inputs<A>;
 }

@@ -2,6 +2,7 @@ import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
 import { factText } from '../cli/render.js';
 import { releaseAbandoned } from '../core/ops/abandon.js';
+import { noLookup } from '../core/ops/github-job.js';
 import { leaseBreak } from '../core/ops/lease-break.js';
 import { reconcile } from '../core/ops/reconcile.js';
 import { recover } from '../core/ops/recover.js';
@@ -11,11 +12,12 @@ import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
 import { endAll, signalGroup } from '../core/proc/children.js';
 import { configureWatchdog, groupAlive, groupsListedIn, watchdogStateFile } from '../core/proc/watchdog.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
-import { currentHolder } from '../core/state/lease.js';
+import { currentHolder, setCurrentJob } from '../core/state/lease.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
+import { actionsJobLookup, currentJob } from '../github/jobs.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
 import { inline, jobSummary } from './summary.js';
@@ -89,7 +91,9 @@ function annotate(problems: Problem[]): void {
 }
 
 function setOutputs(report: RunReport | OpReport): void {
-  setOutput('result', RESULT_OF_EXIT[report.exit] ?? 'failed');
+  // A queued deploy of an older commit: `superseded`, not a failure.
+  const superseded = 'outcome' in report && report.outcome === 'superseded';
+  setOutput('result', superseded ? 'superseded' : (RESULT_OF_EXIT[report.exit] ?? 'failed'));
   setOutput('exit-code', String(report.exit));
   if ('rows' in report) {
     setOutput('run', report.run ?? '');
@@ -144,6 +148,7 @@ async function operation(name: ActionName, ctx: OpContext, inputs: Inputs<Action
       approve: i.approve.length ? i.approve : undefined,
       reapply: i.reapply ? { units: i.units, reason: i.reason } : undefined,
       plan: i.plan || undefined,
+      allowOlderSource: i['allow-older-source'] ? { reason: i.reason } : undefined,
     });
   }
   if (name === 'recover') {
@@ -191,7 +196,10 @@ export async function runAction(name: ActionName): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let ctx: OpContext | undefined;
+  const apiToken = inputs.token || process.env.GITHUB_TOKEN || '';
   try {
+    // Which job holds the lease, recorded with it: a later run asks the API whether it finished.
+    if (apiToken && (name === 'reconcile' || name === 'recover')) setCurrentJob(await currentJob(apiToken));
     ctx = await openWorkspace(
       {
         cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
@@ -203,6 +211,9 @@ export async function runAction(name: ActionName): Promise<void> {
       },
       {
         cancellation,
+        jobLookup: apiToken
+          ? actionsJobLookup(apiToken)
+          : noLookup('no token to ask the Actions API with: pass the token input (it needs actions: read)'),
         onEvent: (e) => {
           if (e.type === 'unit-start') core.info(`nyl: ${e.unit} (${e.kind}) started`);
           else if (e.type === 'unit-finish') core.info(`nyl: ${e.unit} (${e.kind}) ${e.result} in ${e.durationMs}ms`);

@@ -80,8 +80,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
       },
       unit: { type: 'string', multiple: true, value: 'U', help: 'with --reapply: a unit to execute again; repeatable' },
       reapply: { type: 'boolean', help: 'execute the --unit units although their receipts are current' },
-      reason: { type: 'string', value: 'TEXT', help: 'why (with --reapply; recorded with who asked)' },
+      reason: {
+        type: 'string',
+        value: 'TEXT',
+        help: 'why (with --reapply or --allow-older-source; recorded with who asked)',
+      },
       plan: { type: 'string', value: 'TOKEN', help: 'execute exactly the plan `nyl plan` printed this token for' },
+      'allow-older-source': {
+        type: 'boolean',
+        help: 'apply a source commit older than the one the environment was last reconciled from (with --reason)',
+      },
     },
     exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
   },

@@ -33,6 +33,8 @@ const rowSchema = z.object({
 });
 
 export const RESULTS = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4: 'uncertain' } as const;
+/** A reconcile that did not apply an older source: not a failure, not a success either. */
+const SUPERSEDED = 'superseded';
 
 export const ReportSchema = z
   .object({
@@ -44,7 +46,9 @@ export const ReportSchema = z
       ),
     environment: z.string().optional().describe('Absent only when the command line itself was refused'),
     outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
-    result: z.enum(['success', 'failed', 'refused', 'drift', 'uncertain']).describe('The exit code in words'),
+    result: z
+      .enum(['success', 'failed', 'refused', 'drift', 'uncertain', 'superseded'])
+      .describe('The exit code in words; superseded: a reconcile of a source older than the recorded one, not applied'),
     exit: z
       .number()
       .int()
@@ -90,7 +94,13 @@ export function toJson(report: RunReport | StatusReport | OpReport, stats: Stats
     stats,
   };
   if ('outcome' in report)
-    return { ...base, outcome: report.outcome, rows: [], facts: Object.fromEntries(report.facts) };
+    return {
+      ...base,
+      ...(report.outcome === SUPERSEDED ? { result: SUPERSEDED } : {}),
+      outcome: report.outcome,
+      rows: [],
+      facts: Object.fromEntries(report.facts),
+    };
   const { source, desired, observed } = report;
   const run = 'run' in report ? report.run : undefined;
   const tips = { ...(run ? { run } : {}), source, ...(desired ? { desired } : {}), ...(observed ? { observed } : {}) };

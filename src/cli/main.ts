@@ -3,6 +3,7 @@ import { configJsonSchema } from '../core/config/schema.js';
 import { toolStats } from '../core/drivers/process.js';
 import { gitStats } from '../core/git/exec.js';
 import { exec } from '../core/ops/exec.js';
+import { type JobLookup, noLookup } from '../core/ops/github-job.js';
 import { hold, resume } from '../core/ops/hold.js';
 import { leaseBreak } from '../core/ops/lease-break.js';
 import { plan } from '../core/ops/plan.js';
@@ -15,6 +16,7 @@ import { teardown } from '../core/ops/teardown.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
 import { configureWatchdog } from '../core/proc/watchdog.js';
+import { setCurrentJob } from '../core/state/lease.js';
 import { RemoteBackend } from '../core/state/remote-backend.js';
 import { backoffStats } from '../core/util/backoff.js';
 import { Cancellation } from '../core/util/cancel.js';
@@ -95,8 +97,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
         waitLeaseMs: opts.waitLeaseMs,
         networkTimeoutMs: opts.networkTimeoutMs,
       },
-      { cancellation, onEvent: progress.onEvent },
+      { cancellation, onEvent: progress.onEvent, jobLookup: cliJobLookup() },
     );
+    if (['reconcile', 'teardown', 'exec'].includes(command)) await identifyJob();
     const report = complete(await runCommand(ctx, command, values, positionals, opts, json), mode);
     progress.stop();
     if (json) out(`${JSON.stringify(toJson(report, statsOf(ctx)), null, 2)}\n`);
@@ -211,18 +214,22 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
   const needsReason =
     ['lease break', 'hold', 'resume'].includes(command) ||
     (command === 'recover' && units.length > 0) ||
-    values.reapply === true;
+    values.reapply === true ||
+    values['allow-older-source'] === true;
   if (needsReason && !reason?.trim())
     throw usage(
-      `${command}${values.reapply ? ' --reapply' : ''} needs a reason`,
+      `${command}${values.reapply ? ' --reapply' : values['allow-older-source'] ? ' --allow-older-source' : ''} needs a reason`,
       `pass --reason "<why>"; it is recorded with who asked`,
     );
   if (reason !== undefined && !reason.trim())
     throw usage(`${command} --reason is empty`, 'pass --reason "<why>": it is recorded with who asked');
   const needsUnit = ['hold', 'resume', 'exec', 'state forget'].includes(command) || values.reapply === true;
   if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
-  if (command === 'reconcile' && reason !== undefined && !values.reapply)
-    throw usage('reconcile --reason goes with --reapply', 'pass --unit U --reapply --reason <text>, or drop --reason');
+  if (command === 'reconcile' && reason !== undefined && !values.reapply && !values['allow-older-source'])
+    throw usage(
+      'reconcile --reason goes with --reapply or --allow-older-source',
+      'pass --unit U --reapply --reason <text>, or --allow-older-source --reason <text>, or drop --reason',
+    );
   if (command === 'reconcile' && units.length && !values.reapply)
     throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
   if (command === 'exec' && !positionals.length)
@@ -285,6 +292,7 @@ async function runCommand(
         approve: values.approve as string[] | undefined,
         reapply: values.reapply ? { units, reason: reason as string } : undefined,
         plan: values.plan as string | undefined,
+        allowOlderSource: values['allow-older-source'] ? { reason: reason as string } : undefined,
       });
     case 'plan':
       return plan(ctx, { environment });
@@ -335,4 +343,24 @@ function statsOf(ctx: OpContext | undefined): Stats {
     remoteRetries: b instanceof RemoteBackend ? b.retries : 0,
     backoffWaits: backoffStats.waits,
   };
+}
+
+/** The token a workstation or a workflow's run step gives nyl for the Actions API. */
+const apiToken = () => process.env.GITHUB_TOKEN || process.env.GH_TOKEN || '';
+
+/**
+ * Whether a lease holder's GitHub job finished, asked with GITHUB_TOKEN; the API client is loaded
+ * only when there is something to ask.
+ */
+function cliJobLookup(): JobLookup {
+  const token = apiToken();
+  if (!token) return noLookup('no token to ask the Actions API with: set GITHUB_TOKEN (it needs actions: read)');
+  return async (job) => (await import('../github/jobs.js')).actionsJobLookup(token)(job);
+}
+
+/** Inside a GitHub job, with a token: record which job holds the lease, so a taker can ask about it. */
+async function identifyJob(): Promise<void> {
+  const token = apiToken();
+  if (!token || !process.env.GITHUB_RUN_ID) return;
+  setCurrentJob(await (await import('../github/jobs.js')).currentJob(token));
 }

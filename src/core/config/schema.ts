@@ -28,6 +28,12 @@ const driftRepair = z
   .enum(['converge', 'manual'])
   .describe('What reconcile does with drifted units: converge re-executes safe ones, manual leaves them');
 
+const sourceOrder = z
+  .enum(['lenient', 'strict'])
+  .describe(
+    'A source commit that diverged from the recorded one (neither older nor newer): lenient applies it with a warning, strict refuses it',
+  );
+
 const refPrefix = z
   .string()
   .regex(/^refs\/[A-Za-z0-9_.\-/]+[A-Za-z0-9_-]$/, { message: 'must be a ref prefix such as refs/nyl' })
@@ -40,6 +46,7 @@ export const EnvironmentSchema = z
     description: z.string().optional(),
     group: name.optional().describe('EnvironmentGroup this environment belongs to'),
     driftRepair: driftRepair.optional(),
+    sourceOrder: sourceOrder.optional(),
     coordinationRefPrefix: refPrefix.optional(),
   })
   .describe('A named target with its own lease and state refs');
@@ -50,6 +57,7 @@ export const EnvironmentGroupSchema = z
     name,
     description: z.string().optional(),
     driftRepair: driftRepair.optional(),
+    sourceOrder: sourceOrder.optional(),
     coordinationRefPrefix: refPrefix.optional(),
   })
   .describe('Settings shared by several environments');

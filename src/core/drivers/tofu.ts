@@ -56,13 +56,22 @@ export interface StateLock {
 export function stateLock(text: string): StateLock | undefined {
   const plain = stripAnsi(text);
   if (!/Error acquiring the state lock/.test(plain)) return undefined;
-  const field = (name: string) => new RegExp(`${name}:\\s+([^\\n│]+)`).exec(plain)?.[1]?.trim();
-  const id = /ID:\s+([^\s│]+)/.exec(plain)?.[1];
+  // Fields of the Lock Info block only (a backend's message may hold a RequestID: or the like).
+  const info = plain.slice(Math.max(0, plain.indexOf('Lock Info:')));
+  const field = (name: string) =>
+    new RegExp(`(?:^|\\n)[\\s│]*${name}:[ \\t]+([^\\n│]+)`).exec(info)?.[1]?.trim() || undefined;
+  // The http backend names the holder's lock in its message; its Lock Info is the failed attempt's own.
+  const httpId = /HTTP remote state already locked:[\s│]*ID=([^\s│]+)/.exec(plain)?.[1];
+  const id = httpId ?? field('ID');
   if (!id) return undefined;
   // The local backend locks the state file itself (an OS lock, gone with its process): its
   // conflict reads "resource temporarily unavailable". Any other backend keeps the lock itself.
   const local = /Error message:\s*resource temporarily unavailable/.test(plain);
-  return { id, holder: local ? 'live' : 'backend', who: field('Who'), created: field('Created') };
+  return {
+    id,
+    holder: local ? 'live' : 'backend',
+    ...(httpId ? {} : { who: field('Who'), created: field('Created') }),
+  };
 }
 
 /** A word for the shell: quoted when it holds anything but safe characters. */
@@ -258,14 +267,22 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
 export const openTofuDriver = tfDriver('OpenTofu', 'tofu');
 export const terraformDriver = tfDriver('Terraform', 'terraform');
 
-/** The tool's own headline (`Error: Invalid expression`) and its last lines, which may not hold it. */
+/**
+ * The tool's own headlines (`Error: Invalid expression`: every distinct one, a wrapper such as
+ * "encountered problems during initialisation" first) and its last lines, which may not hold them.
+ */
 function failureText(tail: string): string {
-  const headline = tail
-    .split('\n')
-    .find((l) => /^[│\s]*Error: /.test(l))
-    ?.replace(/^[│\s]*/, '');
+  const headlines = [
+    ...new Set(
+      tail
+        .split('\n')
+        .filter((l) => /^[│\s]*Error: /.test(l))
+        .map((l) => l.replace(/^[│\s]*/, '').trim()),
+    ),
+  ];
   const last = lastLines(tail, 5);
-  return headline && !last.includes(headline) ? `${headline} … ${last}` : last;
+  const missing = headlines.filter((h) => !last.includes(h));
+  return missing.length ? `${missing.join('; ')} … ${last}` : last;
 }
 
 /**

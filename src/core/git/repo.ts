@@ -148,6 +148,12 @@ export class GitRepo {
     return out;
   }
 
+  /** A clone made with --depth: its history stops somewhere (ancestry cannot be told past it). */
+  async isShallow(): Promise<boolean> {
+    const r = await runGit(['rev-parse', '--is-shallow-repository'], { cwd: this.root });
+    return r.stdout.toString('utf8').trim() === 'true';
+  }
+
   /** Whether `ancestor` is `descendant` or one of its ancestors. */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     if (ancestor === descendant) return true;

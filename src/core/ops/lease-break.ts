@@ -12,6 +12,11 @@ import type { OpReport } from './report.js';
 import { subjectOf } from './unreadable.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
+/** The run and evidence refs a break sets aside (one per ref, however many of its files are unreadable). */
+function setAsideOf(replaced: Unreadable[]): Unreadable[] {
+  return [...new Map(replaced.filter((u) => u.scope !== 'lease').map((u) => [u.ref, u])).values()];
+}
+
 /** What `lease break` may replace: a lease, run or evidence ref it cannot read is its business. */
 const replaceable = (u: Unreadable) => u.scope === 'lease' || u.scope === 'run' || u.scope === 'evidence';
 
@@ -37,58 +42,8 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
     };
   if (!replaced.length && v.kind === 'broken')
     return { ...base, outcome: 'already broken', facts: [['broken', `run ${v.run}`]], problems: [], exit: Exit.ok };
-  const held = heldLease(state, v, replaced, ctx.now());
-  const who = await ctx.repo.signature();
-  const setAside = [...new Map(replaced.filter((u) => u.scope !== 'lease').map((u) => [u.ref, u])).values()];
-  const broken: LeaseDoc = {
-    ...held,
-    state: 'broken',
-    broken: {
-      at: isoTime(ctx.now()),
-      by: `${who.name} <${who.email}>`,
-      reason: opts.reason,
-      ...(replaced.length
-        ? {
-            replaced: replaced.map((u) => ({
-              ref: subjectOf(u),
-              tip: u.tip,
-              cause: u.cause,
-              ...(u.scope !== 'lease' ? { setAside: state.refs.unreadable(u.id as string) } : {}),
-            })),
-          }
-        : {}),
-    },
-  };
-  const leaseTip = state.tips.lease;
-  const parentOk = leaseTip && (await ctx.repo.readObject(leaseTip))?.type === 'commit';
-  const batch = ctx.repo.batch();
-  const tree = batch.tree(new Map([[FILES.lease, Buffer.from(prettyJson(broken))]]));
-  const commit = batch.commit({
-    tree,
-    parents: parentOk ? [leaseTip] : [],
-    author: who,
-    message: `nyl: break lease ${env} of run ${held.run}\n\nreason: ${opts.reason}\n${replaced.map((u) => `replaced: ${subjectOf(u)} (${u.cause})\n`).join('')}`,
-  });
-  await batch.flush();
-  const updates: RefUpdate[] = [{ ref: state.refs.lease, old: leaseTip, new: commit }];
-  for (const u of setAside)
-    updates.push(
-      { ref: u.ref, old: u.tip, new: undefined },
-      { ref: state.refs.unreadable(u.id as string), old: undefined, new: u.tip },
-    );
-  const intent = {
-    environment: env,
-    what: `the lease break of ${env} (run ${held.run})`,
-    ifLanded: `the lease is broken: the next \`nyl reconcile -e ${env}\` or \`nyl recover -e ${env} --reason <text>\` imports the run`,
-    ifNot: 'the lease is as it was; break it again',
-  };
-  if (!(await ctx.backend.update(updates, intent)))
-    throw new NylError(
-      problem('NYL-LEASE-HELD', `the lease of ${env} changed while breaking it`, {
-        exit: Exit.refused,
-        fix: `run \`nyl status -e ${env}\` and break it again if its holder is still gone`,
-      }),
-    );
+  const held = await writeBreak(ctx, state, v, opts.reason);
+  const setAside = setAsideOf(replaced);
   const tools = toolsOf(state.runs.get(held.run)?.record);
   const problems: Problem[] = [
     problem(
@@ -131,6 +86,69 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
   if (tools.fact) facts.push(['tools', tools.fact]);
   if (replaced.length) facts.push(['replaced', replaced.map((u) => `${subjectOf(u)} (${u.cause})`)]);
   return { ...base, outcome: 'done', facts, problems, exit: Exit.ok };
+}
+
+/**
+ * Writes the broken lease (one push): who broke it and why, and what it replaced when the lease,
+ * a run or an evidence ref could not be read. Returns the lease as it was held. Refused with
+ * NYL-LEASE-HELD when the lease moved meanwhile.
+ */
+export async function writeBreak(ctx: OpContext, state: EnvState, v: LeaseVerdict, reason: string): Promise<LeaseDoc> {
+  const env = state.environment;
+  const replaced = state.unreadable.filter(replaceable);
+  const held = heldLease(state, v, replaced, ctx.now());
+  const who = await ctx.repo.signature();
+  const setAside = setAsideOf(replaced);
+  const broken: LeaseDoc = {
+    ...held,
+    state: 'broken',
+    broken: {
+      at: isoTime(ctx.now()),
+      by: `${who.name} <${who.email}>`,
+      reason: reason,
+      ...(replaced.length
+        ? {
+            replaced: replaced.map((u) => ({
+              ref: subjectOf(u),
+              tip: u.tip,
+              cause: u.cause,
+              ...(u.scope !== 'lease' ? { setAside: state.refs.unreadable(u.id as string) } : {}),
+            })),
+          }
+        : {}),
+    },
+  };
+  const leaseTip = state.tips.lease;
+  const parentOk = leaseTip && (await ctx.repo.readObject(leaseTip))?.type === 'commit';
+  const batch = ctx.repo.batch();
+  const tree = batch.tree(new Map([[FILES.lease, Buffer.from(prettyJson(broken))]]));
+  const commit = batch.commit({
+    tree,
+    parents: parentOk ? [leaseTip] : [],
+    author: who,
+    message: `nyl: break lease ${state.environment} of run ${held.run}\n\nreason: ${reason}\n${replaced.map((u) => `replaced: ${subjectOf(u)} (${u.cause})\n`).join('')}`,
+  });
+  await batch.flush();
+  const updates: RefUpdate[] = [{ ref: state.refs.lease, old: leaseTip, new: commit }];
+  for (const u of setAside)
+    updates.push(
+      { ref: u.ref, old: u.tip, new: undefined },
+      { ref: state.refs.unreadable(u.id as string), old: undefined, new: u.tip },
+    );
+  const intent = {
+    environment: state.environment,
+    what: `the lease break of ${state.environment} (run ${held.run})`,
+    ifLanded: `the lease is broken: the next \`nyl reconcile -e ${state.environment}\` or \`nyl recover -e ${state.environment} --reason <text>\` imports the run`,
+    ifNot: 'the lease is as it was; break it again',
+  };
+  if (!(await ctx.backend.update(updates, intent)))
+    throw new NylError(
+      problem('NYL-LEASE-HELD', `the lease of ${state.environment} changed while breaking it`, {
+        exit: Exit.refused,
+        fix: `run \`nyl status -e ${state.environment}\` and break it again if its holder is still gone`,
+      }),
+    );
+  return held;
 }
 
 /**

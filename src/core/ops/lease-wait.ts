@@ -1,9 +1,12 @@
+import type { GithubJob } from '../state/documents.js';
 import { DEFAULT_HEARTBEAT_MS } from '../state/heartbeat.js';
 import { asHeld, clockSkewProblems, type LeaseVerdict, leaseVerdict, skewProblem } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
 import { Backoff } from '../util/backoff.js';
 import { NylError, type Problem } from '../util/errors.js';
 import { isoTime, withOffset } from '../util/time.js';
+import { type JobState, jobNote } from './github-job.js';
+import { writeBreak } from './lease-break.js';
 import { leaseHeldProblem } from './lease-problems.js';
 import { type Loaded, type OpContext, readState } from './workspace.js';
 
@@ -11,9 +14,16 @@ export interface LeaseWaitOptions {
   /** Verdicts this operation may go on with (default: anything but held). */
   accept?: (v: LeaseVerdict) => boolean;
   refusal?: (v: LeaseVerdict) => NylError;
-  /** Before going on with an expired lease (a takeover), confirm that its holder is silent. */
-  confirmExpired?: boolean;
+  /**
+   * An importing operation (reconcile, teardown, `recover -e`): before going on with an expired
+   * lease, confirm that its holder is silent; and a lease held by a GitHub job that has completed
+   * is broken and taken over at once.
+   */
+  takeover?: boolean;
 }
+
+/** Between two asks about one job, while waiting (the API is not polled at the lease's pace). */
+const JOB_ASK_MS = 10_000;
 
 /**
  * Reads the environment until its lease can be gone on with, for at most --wait-lease; without
@@ -36,12 +46,34 @@ export async function waitForLease(
   /** Runs seen renewing after their deadline had passed by this clock: alive, whatever the times say. */
   const alive = new Set<string>();
   const problems: Problem[] = [];
+  const jobs = new Map<string, { at: number; state: JobState }>();
+  /** What the Actions API says of the holder's job (asked at most every JOB_ASK_MS). */
+  const jobOf = async (v: LeaseVerdict): Promise<{ job: GithubJob; state: JobState } | undefined> => {
+    const job = holderJob(current.state, v);
+    if (!job || (v.kind !== 'held' && v.kind !== 'expired')) return undefined;
+    const known = jobs.get(v.run);
+    if (known && ctx.now() - known.at < JOB_ASK_MS) return { job, state: known.state };
+    const state = await ctx.jobLookup(job).catch((e: unknown): JobState => ({ kind: 'unknown', why: String(e) }));
+    jobs.set(v.run, { at: ctx.now(), state });
+    return { job, state };
+  };
   let current = loaded;
   let told = false;
   for (;;) {
     const seen = leaseVerdict(current.state, ctx.now());
-    const v = seen.kind === 'expired' && alive.has(seen.run) ? asHeld(current.state, seen) : seen;
-    if (v.kind === 'expired' && opts.confirmExpired && accept(v)) {
+    const job = await jobOf(seen);
+    // A completed GitHub job can no longer write: an importer breaks its lease and takes over.
+    if (job?.state.kind === 'completed' && opts.takeover) {
+      const reason = `GitHub job ${job.state.url} completed (${job.state.conclusion})`;
+      ctx.onEvent({ type: 'note', text: `the lease of ${env} is held by ${reason}: breaking it` });
+      await writeBreak(ctx, current.state, seen, reason);
+      current = { ...current, ...(await readState(ctx, current.sel, current.tolerate)) };
+      continue;
+    }
+    // A job still running holds its lease whatever its deadline says.
+    const running = job?.state.kind === 'running' && seen.kind === 'expired';
+    const v = seen.kind === 'expired' && (alive.has(seen.run) || running) ? asHeld(current.state, seen) : seen;
+    if (v.kind === 'expired' && opts.takeover && accept(v)) {
       const watched = await watchForSilence(ctx, current, v);
       current = watched.loaded;
       if (watched.silent) return { loaded: current, problems };
@@ -62,6 +94,17 @@ export async function waitForLease(
     if (accept(v)) return { loaded: current, problems };
     if (ctx.now() >= until || ctx.cancellation.requested) {
       const e = refusal(v);
+      const first = e.problems[0];
+      // What the API said of the holder's job goes with the refusal, in the operator's terms.
+      if (job && first && (first.code === 'NYL-LEASE-HELD' || first.code === 'NYL-RUN-UNIMPORTED'))
+        e.problems[0] = {
+          ...first,
+          message: `${first.message}\n${jobNote(job.job, job.state)}${
+            job.state.kind === 'completed'
+              ? `: the next \`nyl reconcile -e ${env}\` or \`nyl recover -e ${env}\` breaks its lease and imports it`
+              : ''
+          }`,
+        };
       throw new NylError([...e.problems, ...problems, ...clockSkewProblems(current.state, ctx.now())]);
     }
     if (!told && v.kind === 'held') {
@@ -71,6 +114,14 @@ export async function waitForLease(
     await backoff.wait({ until, now: ctx.now, cancellation: ctx.cancellation });
     current = { ...current, ...(await readState(ctx, current.sel, current.tolerate)) };
   }
+}
+
+/** The GitHub job a held or expired lease names (in the lease, or in its run's record). */
+function holderJob(state: EnvState, v: LeaseVerdict): GithubJob | undefined {
+  if (v.kind === 'held') return v.holder.github;
+  if (v.kind !== 'expired') return undefined;
+  const l = state.lease?.run === v.run ? state.lease : undefined;
+  return l?.holder.github ?? state.runs.get(v.run)?.record?.holder.github;
 }
 
 /** The lease and the holder's run ref, whose change means the holder still writes. */

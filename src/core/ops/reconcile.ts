@@ -18,11 +18,12 @@ import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
 import { withoutSecretOutputs } from './outputs.js';
 import { checkToken, computePlan } from './plan.js';
-import { exitFor, type RunReport, type UnitRow } from './report.js';
+import { exitFor, type OpReport, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
+import { judgeSource, type SourceVerdict } from './source-order.js';
 import { loadTakingOver } from './takeover.js';
 import { consumedRefs, desiredFiles, importLists, messageUnits, observedFiles, sameFiles } from './transition.js';
-import { loadEnvironment, type OpContext } from './workspace.js';
+import { type Loaded, loadEnvironment, type OpContext } from './workspace.js';
 
 export interface ReconcileOptions {
   environment: string;
@@ -33,6 +34,8 @@ export interface ReconcileOptions {
   reapply?: { units: string[]; reason: string };
   /** --plan: execute exactly the plan this token names, or refuse a stale one. */
   plan?: string;
+  /** --allow-older-source --reason: apply a source older than the recorded one, on purpose. */
+  allowOlderSource?: { reason: string };
 }
 
 export const DEFAULT_PARALLELISM = 4;
@@ -53,7 +56,7 @@ class LostRace extends Error {}
  * Losing the race for the lease (nothing executed yet) starts over from a fresh read: under
  * --wait-lease that waits for the winner, otherwise it is NYL-LEASE-HELD naming the winner.
  */
-export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
+export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport | OpReport> {
   const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
   const backoff = new Backoff();
   for (let attempt = 0; ; attempt++) {
@@ -80,10 +83,24 @@ export async function reconcile(ctx: OpContext, opts: ReconcileOptions): Promise
   }
 }
 
-async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport> {
+async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport | OpReport> {
   const env = opts.environment;
+  // A source older than the environment's is not applied: checked before the lease is waited for.
+  let source: SourceVerdict | undefined;
+  const gate = async (l: Loaded) => {
+    source = await judgeSource(ctx.repo, ctx.backend, {
+      environment: env,
+      source: l.cfg.source,
+      recorded: l.state.recordedSource,
+      strict: l.sel.sourceOrder === 'strict',
+      allowOlder: opts.allowOlderSource !== undefined,
+    });
+    return { stop: source.superseded, problems: source.problems };
+  };
   // Take over from dead runs first: what they recorded is imported, what they did not, uncertain.
-  const { cfg, sel, original, verdict, takeover, imp, state, problems } = await loadTakingOver(ctx, env);
+  const loaded = await loadTakingOver(ctx, env, gate);
+  if (loaded.stopped) return superseded(env, loaded.stopped);
+  const { cfg, sel, original, verdict, takeover, imp, state, problems } = loaded;
 
   for (const u of [...(opts.approve ?? []), ...(opts.reapply?.units ?? [])])
     if (!sel.units.has(u))
@@ -372,6 +389,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       const d = outcomes.get(name)?.desired ?? pre.get(name)?.desired;
       if (d) desiredDocs.set(name, d);
     }
+    // Compared as recorded (a new commit alone changes nothing); written with this run's source.
     const dFiles = desiredFiles(sel, desiredDocs, state);
     const changed = new Map<string, ObservedUnit>(imp?.observed ?? []);
     for (const [name, o] of outcomes) if (o.observed) changed.set(name, o.observed);
@@ -413,10 +431,22 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
           ran('reapply').length ? { by: who, reason: opts.reapply?.reason, units: ran('reapply') } : undefined,
         ],
         ['approved', approvedUnits.length ? { by: who, at: isoTime(ctx.now()), units: approvedUnits } : undefined],
+        [
+          'olderSource',
+          source?.olderSource
+            ? { by: who, reason: opts.allowOlderSource?.reason, recorded: source.olderSource.recorded }
+            : undefined,
+        ],
       ],
     });
     const updates = [];
-    if (desiredChanged) updates.push({ ref: state.refs.desired, old: state.tips.desired, files: dFiles, message });
+    if (desiredChanged)
+      updates.push({
+        ref: state.refs.desired,
+        old: state.tips.desired,
+        files: desiredFiles(sel, desiredDocs, state, cfg.source),
+        message,
+      });
     // Observed changes only with a result (or an import, which records a lease break even when empty).
     if (changed.size || takeover)
       updates.push({
@@ -480,6 +510,21 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     }
     throw e;
   }
+}
+
+/** A reconcile that did not apply an older source: nothing taken, nothing executed, exit 0. */
+function superseded(env: string, s: NonNullable<SourceVerdict['superseded']>): OpReport {
+  return {
+    operation: 'reconcile',
+    environment: env,
+    outcome: 'superseded',
+    facts: [
+      ['source', s.source],
+      ['recorded', s.recorded],
+    ],
+    problems: [s.problem],
+    exit: Exit.ok,
+  };
 }
 
 /** A write whose outcome could not be told: nothing more is sent (the remote does not answer). */

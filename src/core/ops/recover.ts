@@ -77,7 +77,7 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   const env = opts.environment;
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
-  const waited = await waitForLease(ctx, loaded, { confirmExpired: true });
+  const waited = await waitForLease(ctx, loaded, { takeover: true });
   loaded = waited.loaded;
   const { sel, state } = loaded;
   const base = { operation: 'recover', environment: env };

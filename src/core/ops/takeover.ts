@@ -16,7 +16,7 @@ import { isoTime } from '../util/time.js';
 import { waitForLease } from './lease-wait.js';
 import type { UnitRow } from './report.js';
 import { keyResolver } from './transition.js';
-import { loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
+import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
 
 /** What taking over from dead runs changes, before anything executes. */
 export interface ImportResult {
@@ -274,10 +274,24 @@ export function previewImport(
  * What an importing operation (reconcile, teardown) starts from: configuration and state read,
  * unpublished local work refused, the lease waited for, and every dead run imported in memory.
  */
-export async function loadTakingOver(ctx: OpContext, env: string) {
+export async function loadTakingOver<G>(
+  ctx: OpContext,
+  env: string,
+  /**
+   * Asked before waiting for the lease, and again after a wait (the state may have moved): a
+   * `stop` ends here with nothing taken; its problems go with the report.
+   */
+  gate?: (loaded: Loaded) => Promise<{ stop?: G; problems: Problem[] }>,
+) {
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
-  const waited = await waitForLease(ctx, loaded, { confirmExpired: true });
+  let gated = await gate?.(loaded);
+  if (gated?.stop !== undefined) return { stopped: gated.stop } as const;
+  const waited = await waitForLease(ctx, loaded, { takeover: true });
+  if (waited.loaded.state.allTips !== loaded.state.allTips) {
+    gated = await gate?.(waited.loaded);
+    if (gated?.stop !== undefined) return { stopped: gated.stop } as const;
+  }
   loaded = waited.loaded;
   const original = loaded.state;
   const verdict = leaseVerdict(original, ctx.now());
@@ -285,10 +299,11 @@ export async function loadTakingOver(ctx: OpContext, env: string) {
   const imp = takeover ? importRuns(loaded.sel, original, keyResolver(loaded.sel), ctx.now()) : undefined;
   const state: EnvState = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
   const problems: Problem[] = [
+    ...(gated?.problems ?? []),
     ...waited.problems,
     ...clockSkewProblems(original, ctx.now()),
     ...(imp?.problems ?? []),
     ...lateCheckpoints(original),
   ];
-  return { cfg: loaded.cfg, sel: loaded.sel, original, verdict, takeover, imp, state, problems };
+  return { stopped: undefined, cfg: loaded.cfg, sel: loaded.sel, original, verdict, takeover, imp, state, problems };
 }

@@ -52,7 +52,9 @@ export async function teardown(
   opts: { environment: string; parallelism?: number },
 ): Promise<RunReport> {
   const env = opts.environment;
-  const { cfg, sel, original, verdict, takeover, imp, state, problems } = await loadTakingOver(ctx, env);
+  const loaded = await loadTakingOver(ctx, env);
+  if (loaded.stopped !== undefined) throw new Error('teardown has no gate');
+  const { cfg, sel, original, verdict, takeover, imp, state, problems } = loaded;
 
   // What to destroy: every unit with recorded state, with the document it was last resolved to.
   const names = [...state.observed.keys()];

@@ -7,12 +7,28 @@ import { prettyJson } from '../util/canonical.js';
 import type { UnitRow } from './report.js';
 import type { ImportResult } from './takeover.js';
 
-/** The desired ref's tree: the resolution's waves and one document per unit. */
-export function desiredFiles(sel: Selection, docs: Map<string, DesiredUnit>, state: EnvState): TreeFiles {
+/**
+ * The desired ref's tree: the resolution's waves, the source commit it was applied from (the
+ * environment's recorded source, which a later reconcile of an older commit compares with), and
+ * one document per unit.
+ */
+export function desiredFiles(
+  sel: Selection,
+  docs: Map<string, DesiredUnit>,
+  state: EnvState,
+  source: string | undefined = state.desiredSource,
+): TreeFiles {
   const files: TreeFiles = new Map();
   files.set(
     FILES.environment,
-    Buffer.from(prettyJson({ schema: 'nyl.environment/v1', environment: sel.environment, waves: sel.waves })),
+    Buffer.from(
+      prettyJson({
+        schema: 'nyl.environment/v1',
+        environment: sel.environment,
+        waves: sel.waves,
+        ...(source ? { source } : {}),
+      }),
+    ),
   );
   // Units that left the configuration keep their last document until torn down or forgotten.
   for (const name of state.observed.keys()) {

@@ -7,6 +7,7 @@ import { DEFAULT_NETWORK_TIMEOUT_MS, RemoteBackend, unpublishedLocalWork } from 
 import { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { masker } from '../util/mask.js';
+import { type JobLookup, noLookup } from './github-job.js';
 import { refuseUnreadable, type Where } from './unreadable.js';
 
 export interface WorkspaceOptions {
@@ -35,11 +36,13 @@ export interface OpContext {
   cancellation: Cancellation;
   now: () => number;
   onEvent: (e: ProgressEvent) => void;
+  /** Asks whether a lease holder's GitHub job finished (the faces provide it; none: it cannot be told). */
+  jobLookup: JobLookup;
 }
 
 export async function openWorkspace(
   opts: WorkspaceOptions,
-  extra: { cancellation?: Cancellation; onEvent?: (e: ProgressEvent) => void } = {},
+  extra: { cancellation?: Cancellation; onEvent?: (e: ProgressEvent) => void; jobLookup?: JobLookup } = {},
 ): Promise<OpContext> {
   let repo: GitRepo;
   try {
@@ -68,6 +71,7 @@ export async function openWorkspace(
     cancellation,
     now: () => Date.now(),
     onEvent: extra.onEvent ?? (() => {}),
+    jobLookup: extra.jobLookup ?? noLookup('no token to ask the Actions API with (set GITHUB_TOKEN)'),
   };
 }
 

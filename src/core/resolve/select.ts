@@ -7,6 +7,8 @@ export interface Selection {
   environment: string;
   prefix: string;
   driftRepair: 'converge' | 'manual';
+  /** What a source commit diverged from the recorded one gets: applied with a warning, or refused. */
+  sourceOrder: 'lenient' | 'strict';
   /** Units of the environment by name. */
   units: Map<string, UnitConfig>;
   /** Topological layers; names sorted within a wave. */
@@ -53,6 +55,7 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
     environment,
     prefix: env.doc.coordinationRefPrefix ?? group?.doc.coordinationRefPrefix ?? DEFAULT_PREFIX,
     driftRepair: env.doc.driftRepair ?? group?.doc.driftRepair ?? 'converge',
+    sourceOrder: env.doc.sourceOrder ?? group?.doc.sourceOrder ?? 'lenient',
     units,
     waves: waves(units),
   };

@@ -14,6 +14,11 @@ export interface RefBackend {
    * `intent` says what the write is, for the message when its outcome cannot be known.
    */
   update(updates: RefUpdate[], intent?: WriteIntent): Promise<boolean>;
+  /**
+   * Brings commits (and, with `since`, their history back to that time) into the local
+   * repository; false when they could not be fetched. The local backend has nothing to fetch.
+   */
+  fetchCommits?(shas: string[], opts?: { depth?: number; since?: number }): Promise<boolean>;
 }
 
 /** A write, in the operator's terms: what it is and what each possible outcome means. */

@@ -5,6 +5,23 @@ export interface Holder {
   id: string;
   actor?: string;
   workflowRun?: string;
+  /** The GitHub Actions job that holds it, when it runs in one: whether it finished, the Actions API tells. */
+  github?: GithubJob;
+}
+
+/** A GitHub Actions job, as a run recorded it (from the runner's environment and, with a token, the API). */
+export interface GithubJob {
+  serverUrl: string;
+  apiUrl?: string;
+  repository: string;
+  runId: string;
+  runAttempt: string;
+  /** The job's key in the workflow (GITHUB_JOB). */
+  job: string;
+  runnerName?: string;
+  /** Its numeric id and page, when the API could be asked. */
+  jobId?: number;
+  jobUrl?: string;
 }
 
 /** A lease break: who, when, why, and any unreadable lease, run or evidence ref it replaced. */

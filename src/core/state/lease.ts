@@ -1,13 +1,19 @@
 import { hostname, userInfo } from 'node:os';
 import { Exit, type Problem, problem } from '../util/errors.js';
 import { isoTime, withOffset } from '../util/time.js';
-import type { Holder, LeaseDoc, RunRecord } from './documents.js';
+import type { GithubJob, Holder, LeaseDoc, RunRecord } from './documents.js';
 import type { EnvState } from './read.js';
 
 /** Deadlines are written by the holder's clock; another runner's clock may differ this much. */
 export const CLOCK_SKEW_MS = 60_000;
 export const GRACE_MS = 10 * 60_000;
 export const RESOLUTION_TIMEOUT_MS = 30 * 60_000;
+
+/** The job this process runs in, as far as the API told (set by the face that asked it). */
+let knownJob: { jobId: number; jobUrl: string } | undefined;
+export function setCurrentJob(job: { jobId: number; jobUrl: string } | undefined): void {
+  knownJob = job;
+}
 
 export function currentHolder(env: NodeJS.ProcessEnv = process.env): Holder {
   let user = 'unknown';
@@ -18,13 +24,31 @@ export function currentHolder(env: NodeJS.ProcessEnv = process.env): Holder {
   }
   const h: Holder = { id: `${user}@${hostname() || 'localhost'}` };
   if (env.GITHUB_ACTOR) h.actor = env.GITHUB_ACTOR;
-  if (env.GITHUB_RUN_ID)
-    h.workflowRun = `${env.GITHUB_SERVER_URL ?? 'https://github.com'}/${env.GITHUB_REPOSITORY ?? ''}/actions/runs/${env.GITHUB_RUN_ID}`;
+  const server = env.GITHUB_SERVER_URL ?? 'https://github.com';
+  if (env.GITHUB_RUN_ID) {
+    h.workflowRun = `${server}/${env.GITHUB_REPOSITORY ?? ''}/actions/runs/${env.GITHUB_RUN_ID}`;
+    h.github = {
+      serverUrl: server,
+      ...(env.GITHUB_API_URL ? { apiUrl: env.GITHUB_API_URL } : {}),
+      repository: env.GITHUB_REPOSITORY ?? '',
+      runId: env.GITHUB_RUN_ID,
+      runAttempt: env.GITHUB_RUN_ATTEMPT ?? '1',
+      job: env.GITHUB_JOB ?? '',
+      ...(env.RUNNER_NAME ? { runnerName: env.RUNNER_NAME } : {}),
+      ...(knownJob ?? {}),
+    };
+  }
   return h;
 }
 
+/** Where people look at a GitHub holder: its job's page, else its run attempt's. */
+export function githubUrl(g: GithubJob): string {
+  return g.jobUrl ?? `${g.serverUrl}/${g.repository}/actions/runs/${g.runId}/attempts/${g.runAttempt}`;
+}
+
 export function holderText(h: Holder): string {
-  return h.actor ? `${h.id} (${h.actor}${h.workflowRun ? `, ${h.workflowRun}` : ''})` : h.id;
+  const where = h.github ? githubUrl(h.github) : h.workflowRun;
+  return h.actor ? `${h.id} (${h.actor}${where ? `, ${where}` : ''})` : h.id;
 }
 
 export type LeaseVerdict =

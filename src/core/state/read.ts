@@ -78,6 +78,10 @@ export interface EnvState {
   evidence: Map<string, RunRefState>;
   /** What could not be read; an operation that would act on it refuses (NYL-STATE-UNREADABLE). */
   unreadable: Unreadable[];
+  /** The source commit the environment's configuration was last applied from (desired environment.json, else the newest receipt's). */
+  recordedSource?: string;
+  /** The source desired environment.json holds, as stored (rewritten only with a change). */
+  desiredSource?: string;
 }
 
 const UNIT_DOC = /^units\/([^/]+)\.json$/;
@@ -250,10 +254,31 @@ export async function readEnvironment(
     unobserved.map(([p, oid]) => unitDoc<DesiredUnit>('desired', refs.desired, state.tips.desired as string, p, oid)),
   );
   for (const d of desiredDocs) if (d) state.desiredUids.set(d.name, d.uid);
+  const envDoc = state.desiredFiles.get(FILES.environment);
+  const environmentFile =
+    envDoc && state.tips.desired
+      ? await reader.doc<{ source?: string }>(
+          'environment',
+          { ref: refs.desired, tip: state.tips.desired, scope: 'desired', file: FILES.environment },
+          envDoc,
+        )
+      : undefined;
+  state.desiredSource = environmentFile?.source;
+  state.recordedSource = environmentFile?.source ?? newestReceiptSource(state.observed);
   for (const r of runStates) if (r) state.runs.set(r.id, r);
   for (const r of evidenceStates) if (r) state.evidence.set(r.id, r);
   state.unreadable = reader.unreadable;
   return state;
+}
+
+/** Before environment.json recorded it: the source of the newest receipt. */
+function newestReceiptSource(observed: Map<string, ObservedUnit>): string | undefined {
+  let best: { at: string; source: string } | undefined;
+  for (const o of observed.values()) {
+    const r = o.receipt;
+    if (r?.source && (!best || r.at > best.at)) best = { at: r.at, source: r.source };
+  }
+  return best?.source;
 }
 
 /** Reads the desired documents of `names` from the desired ref, validated (teardown, state show). */

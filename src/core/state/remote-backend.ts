@@ -111,6 +111,21 @@ export class RemoteBackend implements RefBackend {
     return out;
   }
 
+  async fetchCommits(shas: string[], opts: { depth?: number; since?: number } = {}): Promise<boolean> {
+    const r = await this.network([
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--no-auto-gc',
+      ...(opts.depth ? [`--depth=${opts.depth}`] : []),
+      ...(opts.since ? [`--shallow-since=${Math.floor(opts.since / 1000)}`] : []),
+      this.remote,
+      ...shas,
+    ]);
+    return r.code === 0;
+  }
+
   private push(updates: RefUpdate[]) {
     const args = ['push', '--atomic', '--porcelain', '--no-verify', this.remote];
     for (const u of updates) args.push(u.new === undefined ? `:${u.ref}` : `${u.new}:${u.ref}`);

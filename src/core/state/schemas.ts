@@ -13,7 +13,23 @@ const time = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: '
 const str = z.string();
 const strings = z.record(z.string(), z.string());
 
-const holder = z.looseObject({ id: str, actor: str.optional(), workflowRun: str.optional() });
+const githubJob = z.looseObject({
+  serverUrl: str,
+  apiUrl: str.optional(),
+  repository: str,
+  runId: str,
+  runAttempt: str,
+  job: str,
+  runnerName: str.optional(),
+  jobId: z.number().optional(),
+  jobUrl: str.optional(),
+});
+const holder = z.looseObject({
+  id: str,
+  actor: str.optional(),
+  workflowRun: str.optional(),
+  github: githubJob.optional(),
+});
 const brokenInfo = z.looseObject({ at: time, by: str, reason: str });
 
 export const LeaseSchema = z.looseObject({
@@ -132,12 +148,20 @@ export const DesiredUnitSchema = z.looseObject({
   timeout: str,
 });
 
+export const EnvironmentFileSchema = z.looseObject({
+  schema: z.literal('nyl.environment/v1'),
+  environment: str,
+  waves: z.array(z.array(str)),
+  source: str.optional(),
+});
+
 export const DOCUMENT_SCHEMAS = {
   lease: LeaseSchema,
   run: RunRecordSchema,
   checkpoint: CheckpointSchema,
   observed: ObservedUnitSchema,
   desired: DesiredUnitSchema,
+  environment: EnvironmentFileSchema,
 } as const;
 export type DocumentKind = keyof typeof DOCUMENT_SCHEMAS;
 
@@ -147,6 +171,7 @@ const EXPECTED: Record<DocumentKind, string> = {
   checkpoint: 'nyl.checkpoint/v1',
   observed: 'nyl.observed-unit/v1',
   desired: 'nyl.desired-unit/v1',
+  environment: 'nyl.environment/v1',
 };
 
 /** Why a document's `schema` is not the one expected: written by a newer nyl, or not ours at all. */

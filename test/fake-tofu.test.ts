@@ -93,18 +93,27 @@ const TOKEN = { TF_VAR_token: 't0ken' };
 const lockInfo = (dir: string) =>
   JSON.parse(readFileSync(join(dir, '.terraform.tfstate.lock.info'), 'utf8')) as Record<string, string>;
 
-/** The real tools' lock error, colours stripped. */
-function lockBlock(info: Record<string, string>, product: string): string {
+/**
+ * The real tools' lock error, colours stripped: `message` is what follows "Error message: " (the
+ * local backend's by default), `info` the Lock Info it prints.
+ */
+function lockBlock(
+  info: Record<string, string>,
+  product: string,
+  message = ['resource temporarily unavailable'],
+  operation = 'OperationTypeApply',
+): string {
   const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d(?:\.\d+)?)Z$/.exec(info.Created ?? '');
   return [
     '╷',
     '│ Error: Error acquiring the state lock',
     '│ ',
-    '│ Error message: resource temporarily unavailable',
+    `│ Error message: ${message[0]}`,
+    ...message.slice(1).map((l) => `│ ${l}`),
     '│ Lock Info:',
     `│   ID:        ${info.ID}`,
     `│   Path:      ${info.Path}`,
-    '│   Operation: OperationTypeApply',
+    `│   Operation: ${operation}`,
     `│   Who:       ${info.Who}`,
     `│   Version:   ${info.Version}`,
     `│   Created:   ${m?.[1]} ${m?.[2]} +0000 UTC`,
@@ -118,6 +127,27 @@ function lockBlock(info: Record<string, string>, product: string): string {
     '╵',
     '',
   ].join('\n');
+}
+
+/** The same diagnostic as `-no-color` prints it: a plain `Error: …` block without the box. */
+const unboxed = (block: string) =>
+  `\n${block
+    .split('\n')
+    .filter((l) => l !== '╷' && l !== '╵')
+    .map((l) => l.replace(/^│ ?/, ''))
+    .join('\n')}`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The Lock Info of the attempt that failed, as the http backend prints it (its own new lock), with
+ * `Created` back in the lock file's RFC 3339 form.
+ */
+function attemptInfo(stderr: string): Record<string, string> {
+  const text = strip(stderr);
+  const id = /^│?\s*ID:\s+(\S+)$/m.exec(text)?.[1] ?? '';
+  const created = /^│?\s*Created:\s+(\S+) (\S+) \+0000 UTC$/m.exec(text);
+  return { ID: id, Created: created ? `${created[1]}T${created[2]}Z` : '' };
 }
 
 describe('fake tofu/terraform: version and init', () => {
@@ -395,17 +425,15 @@ describe('fake tofu/terraform: state locks and interrupts', () => {
     [TOFU, 'OpenTofu'],
     [TERRAFORM, 'Terraform'],
   ] as const) {
-    it(`${product}: a lock left by SIGKILL blocks the next apply until force-unlock`, async () => {
+    it(`${product}: a local lock dies with its holder; while it lives it blocks and force-unlock cannot break it`, async () => {
       const dir = initialized({ ...MODULE, sleep: 30 }, bin);
       const slow = start(bin, APPLY, dir, TOKEN);
       await waitFor('the apply to create', () => strip(slow.out()).includes('null_resource.main: Creating...'));
       const info = lockInfo(dir);
       expect(info).toMatchObject({ Operation: 'OperationTypeApply', Info: '', Path: 'terraform.tfstate' });
-      expect(info.ID).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(info.ID).toMatch(UUID);
       expect(info.Who).toMatch(/^.+@.+$/);
-      slow.child.kill('SIGKILL');
-      expect(await slow.exit).toMatchObject({ signal: 'SIGKILL' });
-      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(true);
+      expect(info.pid).toBe(slow.child.pid);
 
       const blocked = run(bin, APPLY, dir, TOKEN);
       expect(blocked.code).toBe(1);
@@ -413,27 +441,80 @@ describe('fake tofu/terraform: state locks and interrupts', () => {
       expect(blocked.stdout).toBe('');
       const plain = run(bin, [...PLAN, '-no-color'], dir, TOKEN);
       expect(plain.code).toBe(1);
+      expect(plain.stderr).toBe(unboxed(lockBlock(info, product)));
       expect(plain.stderr).toContain(
         `\nError: Error acquiring the state lock\n\nError message: resource temporarily unavailable\nLock Info:\n  ID:        ${info.ID}\n`,
       );
       expect(run(bin, ['output', '-json'], dir).code).toBe(0); // output takes no lock
 
-      const wrong = run(bin, ['force-unlock', '-force', 'not-the-id', '-no-color'], dir);
-      expect(wrong.code).toBe(1);
-      expect(wrong.stderr).toContain(`Failed to unlock state: invalid lock id: "not-the-id". current id: "${info.ID}"`);
-      const unlocked = run(bin, ['force-unlock', '-force', info.ID as string], dir);
-      expect(unlocked.code).toBe(0);
-      expect(strip(unlocked.stdout)).toContain(`${product} state has been successfully unlocked!`);
-      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
-      expect(run(bin, ['force-unlock', '-force', info.ID as string, '-no-color'], dir)).toMatchObject({
-        code: 1,
-        stderr: 'Failed to unlock state: LocalState not locked\n',
-      });
+      // The ID force-unlock compares is the one its own process holds: never one from a new process.
+      for (const id of ['not-the-id', info.ID as string]) {
+        expect(run(bin, ['force-unlock', '-force', id, '-no-color'], dir)).toMatchObject({
+          code: 1,
+          stderr: 'Failed to unlock state: LocalState not locked\n',
+        });
+      }
+      expect(lockInfo(dir)).toEqual(info);
+      expect(slow.child.exitCode).toBeNull();
+
+      slow.child.kill('SIGKILL');
+      expect(await slow.exit).toMatchObject({ signal: 'SIGKILL' });
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(true); // left behind, but no lock
 
       writeFileSync(join(dir, 'fake.json'), JSON.stringify(MODULE));
       const after = run(bin, [...APPLY, '-no-color'], dir, TOKEN);
+      expect(after.stderr).toBe('');
       expect(after.code).toBe(0);
       expect(after.stdout).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+    });
+
+    it(`${product}: an http lock left by SIGKILL blocks the next apply until force-unlock`, async () => {
+      const http = { ...MODULE, backend: 'http' };
+      const dir = initialized({ ...http, sleep: 30 }, bin);
+      const slow = start(bin, APPLY, dir, TOKEN);
+      await waitFor('the apply to create', () => strip(slow.out()).includes('null_resource.main: Creating...'));
+      const info = lockInfo(dir);
+      expect(info).toMatchObject({ Operation: 'OperationTypeApply', Info: '', Path: '' });
+      expect(info.ID).toMatch(UUID);
+      expect(info.Who).toMatch(/^.+@.+$/);
+      slow.child.kill('SIGKILL');
+      expect(await slow.exit).toMatchObject({ signal: 'SIGKILL' });
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(true);
+
+      // The holder is named only by ID=; the Lock Info is the failed attempt's own new lock.
+      const message = ['HTTP remote state already locked:', `ID=${info.ID}`];
+      const blocked = run(bin, APPLY, dir, TOKEN);
+      expect(blocked.code).toBe(1);
+      expect(blocked.stdout).toBe('');
+      const attempt = attemptInfo(blocked.stderr);
+      expect(attempt.ID).toMatch(UUID);
+      expect(attempt.ID).not.toBe(info.ID);
+      expect(strip(blocked.stderr)).toBe(lockBlock({ ...info, ...attempt, Path: '' }, product, message));
+      const plain = run(bin, [...PLAN, '-no-color'], dir, TOKEN);
+      expect(plain.code).toBe(1);
+      const planAttempt = attemptInfo(plain.stderr);
+      expect(planAttempt.ID).not.toBe(info.ID);
+      expect(plain.stderr).toBe(
+        unboxed(lockBlock({ ...info, ...planAttempt, Path: '' }, product, message, 'OperationTypePlan')),
+      );
+      expect(plain.stderr).toContain(
+        `\nError: Error acquiring the state lock\n\nError message: HTTP remote state already locked:\nID=${info.ID}\nLock Info:\n  ID:        ${planAttempt.ID}\n  Path:      \n`,
+      );
+      expect(lockInfo(dir)).toEqual(info); // the failed attempts leave the holder's lock alone
+      expect(run(bin, ['output', '-json'], dir).code).toBe(0); // output takes no lock
+
+      // The http client's UNLOCK carries no ID: any ID unlocks.
+      const unlocked = run(bin, ['force-unlock', '-force', 'not-the-id'], dir);
+      expect(unlocked.code).toBe(0);
+      expect(strip(unlocked.stdout)).toContain(`${product} state has been successfully unlocked!`);
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+
+      writeFileSync(join(dir, 'fake.json'), JSON.stringify(http));
+      const after = run(bin, [...APPLY, '-no-color'], dir, TOKEN);
+      expect(after.code).toBe(0);
+      expect(after.stdout).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
+      expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
     });
   }
 

@@ -163,6 +163,50 @@ async function nylJson(repo: Repo, args: string[]): Promise<CliResult & { json: 
 
 const out = (r: CliResult) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
 
+/** A folder with `nyl` on it, as an operator has it: the built CLI. */
+let nylBin: string | undefined;
+function nylOnPath(): string {
+  if (!nylBin) {
+    nylBin = tempDir('nyl-bin-');
+    writeFileSync(join(nylBin, 'nyl'), `#!/bin/sh\nexec node ${CLI} "$@"\n`, { mode: 0o755 });
+  }
+  return nylBin;
+}
+
+/**
+ * Runs the commands of a runbook as an operator pastes them: each in bash, in the repository,
+ * `<text>` replaced by a reason and `<token>` by the token the plan printed. Every one must succeed
+ * but the last, whose result is returned.
+ */
+async function pasteRunbook(repo: Repo, commands: string[]): Promise<{ exec: string; last: CliResult }> {
+  let token = '';
+  let exec = '';
+  let last: CliResult = { code: -1, stdout: '', stderr: '' };
+  for (const [i, c] of commands.entries()) {
+    const line = c.replace(/<text>/g, "'pasted from the runbook'").replace(/<token>/g, token);
+    const child = spawn('bash', ['--noprofile', '--norc', '-c', line], {
+      cwd: repo.dir,
+      env: { ...nylEnv(repo.env), PATH: `${nylOnPath()}:${process.env.PATH ?? ''}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    const code = await new Promise<number>((res) => child.on('close', (n) => res(n ?? -1)));
+    repo.transcript.push(stdout, stderr);
+    last = { code, stdout, stderr };
+    if (i < commands.length - 1) expect(code, `\`${line}\`: ${out(last)}`).toBe(0);
+    if (/ force-unlock /.test(line)) exec = stdout;
+    if (/^nyl plan /.test(line)) token = /\n {2}token: +(v1\.\S+)\n/.exec(stdout)?.[1] ?? '<no token>';
+  }
+  return { exec, last };
+}
+
 /** UNIT → RESULT (or DRIFT) of a printed table. */
 function results(stdout: string): Record<string, string> {
   return Object.fromEntries(parseTable(stdout).map((r) => [r.UNIT, r.RESULT ?? r.DRIFT ?? r.STATE ?? '']));
@@ -398,7 +442,7 @@ describe('OpenTofu', () => {
     const appRow = consumer.json.rows.find((r: Json) => r.unit === 'app');
     expect(appRow.result).toBe('failed');
     expect(appRow.detail).toBe(
-      "output conn of net is sensitive: Nyl never records sensitive outputs, so units.net.outputs.conn cannot be passed; read it from the tool's state or a secret store instead",
+      "output conn of net is sensitive (or holds a secret's value): Nyl never records such outputs, so units.net.outputs.conn cannot be passed; read it from the tool's state or a secret store instead",
     );
     expect(existsSync(join(dir, 'app.out'))).toBe(false);
 
@@ -576,92 +620,159 @@ describe('OpenTofu cancellation and locks', () => {
     expect(runRefs(bare)).toEqual([]);
   });
 
-  it('a lock left by a killed apply: re-executed after lease break, fails non-retryably naming the lock and the force-unlock command; hold, exec, resume, plan, reconcile --plan applies', async () => {
-    const module = 'infra/locked';
-    const repo = setup({
-      'nyl.yaml': ENV_DEV + tfUnit('OpenTofu', 'locked', { module, binary: TOFU, variables: { name: 'two' } }),
-      [`${module}/fake.json`]: fakeJson(fakeSlow(30)),
-    });
-    const { dir, bare } = repo;
-    const lock = join(dir, module, '.terraform.tfstate.lock.info');
-    const run = start(repo, ['reconcile', ...ENV]);
+  /** Starts a reconcile, waits for its apply to hold the lock, then kills the runner and everything it started. */
+  async function killDuringApply(repo: Repo, module: string, args: string[]): Promise<Json> {
+    const lock = join(repo.dir, module, '.terraform.tfstate.lock.info');
+    const run = start(repo, args);
     await waitFor('the apply to take its lock', () => existsSync(lock) && verbs(invocations(repo)).includes('apply'));
     const applyRun = invocations(repo).find((i) => i.argv[0] === 'apply') as Invocation;
-    // The runner dies with everything it started.
+    // The runner dies with everything it started: no graceful stop, the tool cannot release its lock.
     run.child.kill('SIGKILL');
     process.kill(-applyRun.pid, 'SIGKILL');
     expect((await run.done).code).toBe(-1);
     await waitFor('the tool to die', () => !alive(applyRun.pid));
-    expect(existsSync(lock)).toBe(true);
-    const lockId = JSON.parse(readFileSync(lock, 'utf8')).ID as string;
-    expect(lockId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(existsSync(lock)).toBe(true); // the lock file stays behind, as the real tools leave it
+    return JSON.parse(readFileSync(lock, 'utf8'));
+  }
+
+  it('local backend: a lock whose holder was killed does not block: after lease break the next reconcile converges and succeeds', async () => {
+    const module = 'infra/killed';
+    const repo = setup({
+      'nyl.yaml': ENV_DEV + tfUnit('OpenTofu', 'killed', { module, binary: TOFU, variables: { name: 'two' } }),
+      [`${module}/fake.json`]: fakeJson(fakeSlow(30)),
+    });
+    const { dir, bare } = repo;
+    const left = await killDuringApply(repo, module, ['reconcile', ...ENV]);
+    expect(left.ID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(alive(left.pid)).toBe(false);
 
     const brk = await nyl(repo, ['lease', 'break', ...ENV, '--reason', 'runner was killed']);
     expect(brk.code, out(brk)).toBe(0);
     writeFake(dir, module, fakeSlow()); // applies are fast from now on
 
-    // Converge: the unit is executed again, and the apply fails on the lock.
+    // Converge: the unit is executed again; the dead holder's lock file is no lock.
+    const rec = await nylJson(repo, ['reconcile', ...ENV]);
+    expect(rec.code, out(rec)).toBe(0);
+    expect(rec.json.rows).toHaveLength(1);
+    expect(rec.json.rows[0]).toMatchObject({ unit: 'killed', kind: 'OpenTofu' });
+    expect(rec.json.rows[0].result).toBe('recovered'); // uncertain (killed mid-apply) → converge → applied again
+    const applies = invocations(repo).filter((i) => i.argv[0] === 'apply');
+    expect(applies.map((i) => i.code)).toEqual([undefined, 0]); // the killed one never logged its exit
+    expect(observedUnit(bare, 'killed').receipt.outputs).toEqual({ greeting: 'hi two' });
+    expect(observedUnit(bare, 'killed').condition).toBeUndefined();
+    expect(existsSync(join(dir, module, '.terraform.tfstate.lock.info'))).toBe(false);
+    expect(repo.transcript.join('\n')).not.toContain('force-unlock');
+  });
+
+  it('a live holder (another apply running): the unit fails retryable, "locked by a running process", no force-unlock; the next reconcile after the holder ends succeeds', async () => {
+    const module = 'infra/busy';
+    const repo = setup({
+      'nyl.yaml': ENV_DEV + tfUnit('OpenTofu', 'busy', { module, binary: TOFU, variables: { name: 'three' } }),
+      [`${module}/fake.json`]: fakeJson(fakeSlow(30)),
+    });
+    const { dir, bare } = repo;
+    const moduleDir = join(dir, module);
+    const lock = join(moduleDir, '.terraform.tfstate.lock.info');
+    // Someone else's apply, started by hand in the module, holds the lock.
+    const toolEnv = { PATH: process.env.PATH ?? '', HOME: tmpdir(), TF_VAR_name: 'by-hand' };
+    expect(spawnSync(TOFU, ['init', '-input=false', '-no-color'], { cwd: moduleDir, env: toolEnv }).status).toBe(0);
+    const holder = spawn(TOFU, ['apply', '-auto-approve', '-input=false', '-no-color'], {
+      cwd: moduleDir,
+      env: toolEnv,
+      stdio: 'ignore',
+    });
+    const holderExit = new Promise<number | null>((res) => holder.on('exit', (code) => res(code)));
+    await waitFor('the other apply to take the lock', () => existsSync(lock));
+    const info = JSON.parse(readFileSync(lock, 'utf8'));
+    expect(info.pid).toBe(holder.pid);
+    writeFake(dir, module, fakeSlow()); // Nyl's applies are fast (the holder read its module already)
+
     const rec = await nylJson(repo, ['reconcile', ...ENV]);
     expect(rec.code, out(rec)).toBe(1);
+    const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d(?:\.\d+)?)Z$/.exec(info.Created) as RegExpExecArray;
     const expectedReason =
-      `the state is locked (lock ID ${lockId}), e.g. by an apply that was killed; once no apply runs: ` +
-      '`nyl hold -e dev --unit locked --reason <text>`, ' +
-      `\`nyl exec -e dev --unit locked -- ${TOFU} -chdir=${module} force-unlock -force ${lockId}\`, ` +
-      '`nyl recover -e dev --unit locked --retry --reason <text>`, `nyl resume -e dev --unit locked --reason <text>`, ' +
-      'then approve the plan: `nyl plan -e dev` and `nyl reconcile -e dev --plan <token>`';
-    expect(rec.json.rows).toHaveLength(1);
-    expect(rec.json.rows[0]).toMatchObject({
-      unit: 'locked',
-      kind: 'OpenTofu',
-      result: 'failed',
-      detail: expectedReason,
-    });
-    const applies = invocations(repo).filter((i) => i.argv[0] === 'apply');
-    expect(applies).toHaveLength(2);
-    expect(applies[1]?.code).toBe(1);
-    expect(observedUnit(bare, 'locked').condition).toMatchObject({
+      `the state is locked by a running process (lock ID ${info.ID} by ${info.Who} since ${m[1]} ${m[2]} +0000 UTC): ` +
+      'another operation on this state runs now; the next reconcile tries again (a lock of a process that died is released with it)';
+    expect(rec.json.rows[0]).toMatchObject({ unit: 'busy', result: 'failed', detail: expectedReason });
+    expect(rec.json.rows[0].detail).not.toContain('force-unlock');
+    expect(observedUnit(bare, 'busy').condition).toMatchObject({
       state: 'failed',
-      retryable: false,
+      retryable: true,
       reason: expectedReason,
     });
+    expect(invocations(repo).filter((i) => i.argv[0] === 'apply')).toHaveLength(1);
+
+    // The holder ends (interrupted: it releases its lock); the next reconcile tries again and succeeds.
+    holder.kill('SIGINT');
+    expect(await holderExit).toBe(1);
+    expect(existsSync(lock)).toBe(false);
+    const next = await nylJson(repo, ['reconcile', ...ENV]);
+    expect(next.code, out(next)).toBe(0);
+    expect(next.json.rows[0]).toMatchObject({ unit: 'busy', result: 'executed' });
+    expect(observedUnit(bare, 'busy').receipt.outputs).toEqual({ greeting: 'hi three' });
+    expect(observedUnit(bare, 'busy').condition).toBeUndefined();
+  });
+
+  it('remote backend (http): a lock left by a killed apply fails non-retryably with the runbook, shell-quoted, with --local; pasting it works end to end', async () => {
+    const module = 'infra/my app';
+    const fake = { ...fakeSlow(30), backend: 'http' };
+    const repo = setup({
+      'nyl.yaml': ENV_DEV + tfUnit('OpenTofu', 'locked', { module, binary: TOFU, variables: { name: 'two' } }),
+      [`${module}/fake.json`]: fakeJson(fake),
+    });
+    const { dir } = repo;
+    const LOCAL = [...ENV, '--local'];
+    const lock = join(dir, module, '.terraform.tfstate.lock.info');
+    const left = await killDuringApply(repo, module, ['reconcile', ...LOCAL]);
+    const lockId = left.ID as string;
+
+    const brk = await nyl(repo, ['lease', 'break', ...LOCAL, '--reason', 'runner was killed']);
+    expect(brk.code, out(brk)).toBe(0);
+    writeFake(dir, module, { ...fakeSlow(), backend: 'http' });
+
+    // Converge: executed again; the apply fails on the backend's lock.
+    const rec = await nylJson(repo, ['reconcile', ...LOCAL]);
+    expect(rec.code, out(rec)).toBe(1);
+    expect(rec.json.rows).toHaveLength(1);
+    expect(rec.json.rows[0]).toMatchObject({ unit: 'locked', kind: 'OpenTofu', result: 'failed' });
+    const reason = rec.json.rows[0].detail as string;
+    const steps = [...reason.matchAll(/`([^`]+)`/g)].map((x) => x[1] as string);
+    // The commands, every word shell-quoted (the module has a space), each with --local.
+    expect(steps.map((c) => c.replace(/\b[0-9a-f]{8}-[0-9a-f-]{27}\b/g, 'ID'))).toEqual([
+      'nyl hold -e dev --unit locked --reason <text> --local',
+      `nyl exec -e dev --unit locked --local -- ${TOFU} '-chdir=infra/my app' force-unlock -force ID`,
+      'nyl recover -e dev --unit locked --retry --reason <text> --local',
+      'nyl resume -e dev --unit locked --reason <text> --local',
+      'nyl plan -e dev --local',
+      'nyl reconcile -e dev --plan <token> --local',
+    ]);
+    // The lock named is the holder's (the killed apply's), not the ID of the attempt that failed.
+    expect
+      .soft(reason, 'the runbook names the lock the killed apply left')
+      .toBe(
+        `the state is locked by its backend (lock ID ${lockId}), a lock that outlives its holder (e.g. an apply that was killed); ` +
+          'once no operation on this state runs: `nyl hold -e dev --unit locked --reason <text> --local`, ' +
+          `\`nyl exec -e dev --unit locked --local -- ${TOFU} '-chdir=infra/my app' force-unlock -force ${lockId}\`, ` +
+          '`nyl recover -e dev --unit locked --retry --reason <text> --local`, `nyl resume -e dev --unit locked --reason <text> --local`, ' +
+          'then approve the plan: `nyl plan -e dev --local` and `nyl reconcile -e dev --plan <token> --local`',
+      );
+    const condition = observedUnit(dir, 'locked').condition;
+    expect(condition).toMatchObject({ state: 'failed', retryable: false, reason });
     expect(existsSync(lock)).toBe(true);
 
     // Non-retryable: another reconcile does not run the tool again.
-    const waiting = await nyl(repo, ['reconcile', ...ENV]);
+    const waiting = await nyl(repo, ['reconcile', ...LOCAL]);
     expect(results(waiting.stdout)).toEqual({ locked: 'failed' });
     expect(invocations(repo).filter((i) => i.argv[0] === 'apply')).toHaveLength(2);
 
-    // The runbook from the reason, step by step.
-    const hold = await nyl(repo, ['hold', ...ENV, '--unit', 'locked', '--reason', 'stale state lock']);
-    expect(hold.code, out(hold)).toBe(0);
-    const ex = await nyl(repo, [
-      'exec',
-      ...ENV,
-      '--unit',
-      'locked',
-      '--',
-      TOFU,
-      `-chdir=${module}`,
-      'force-unlock',
-      '-force',
-      lockId,
-    ]);
-    expect(ex.code, out(ex)).toBe(0);
-    expect(stripAnsi(ex.stdout)).toContain('OpenTofu state has been successfully unlocked!');
+    // Paste the runbook into a shell, in order.
+    const done = await pasteRunbook(repo, steps);
+    expect(stripAnsi(done.exec)).toContain('OpenTofu state has been successfully unlocked!');
+    expect(done.last.code, `reconcile --plan after the runbook: ${out(done.last)}`).toBe(0);
+    expect(results(done.last.stdout)).toEqual({ locked: 'executed' });
     expect(existsSync(lock)).toBe(false);
-    const retry = await nyl(repo, ['recover', ...ENV, '--unit', 'locked', '--retry', '--reason', 'lock removed']);
-    expect(retry.code, out(retry)).toBe(0);
-    const resume = await nyl(repo, ['resume', ...ENV, '--unit', 'locked', '--reason', 'unlocked']);
-    expect(resume.code, out(resume)).toBe(0);
-    const plan = await nyl(repo, ['plan', ...ENV]);
-    expect(plan.code, out(plan)).toBe(0);
-    const token = /\n {2}token: +(v1\.\S+)\n/.exec(plan.stdout)?.[1] as string;
-    expect(token).toMatch(/^v1\./);
-    const go = await nyl(repo, ['reconcile', ...ENV, '--plan', token]);
-    expect(go.code, `reconcile --plan after hold/exec/resume: ${out(go)}`).toBe(0);
-    expect(results(go.stdout)).toEqual({ locked: 'executed' });
-    expect(observedUnit(bare, 'locked').receipt.outputs).toEqual({ greeting: 'hi two' });
-    expect(observedUnit(bare, 'locked').condition).toBeUndefined();
+    expect(observedUnit(dir, 'locked').receipt.outputs).toEqual({ greeting: 'hi two' });
+    expect(observedUnit(dir, 'locked').condition).toBeUndefined();
   });
 });
 
@@ -793,9 +904,9 @@ describe('command construction', () => {
     expect(tfOutputs('{}')).toEqual({ outputs: {}, sensitive: [] });
   });
 
-  it('stateLock: the lock ID from the tools’ error, with and without colour codes', () => {
-    const id = '8c3f1a2e-5b7d-4e9f-a1b2-c3d4e5f60718';
-    const plain = [
+  /** A local lock conflict as Terraform 1.11.4 prints it under -no-color (two applies on one state). */
+  const LOCAL_CONFLICT = (id: string) =>
+    [
       '',
       'Error: Error acquiring the state lock',
       '',
@@ -804,54 +915,162 @@ describe('command construction', () => {
       `  ID:        ${id}`,
       '  Path:      terraform.tfstate',
       '  Operation: OperationTypeApply',
+      '  Who:       root@vm',
+      '  Version:   1.11.4',
+      '  Created:   2026-12-01 09:55:53.627992351 +0000 UTC',
+      '  Info:      ',
+      '',
+      '',
+      'Terraform acquires a state lock to protect the state from being written',
+      'by multiple users at the same time. Please resolve the issue above and try',
+      'again. For most commands, you can disable locking with the "-lock=false"',
+      'flag, but this is not recommended.',
       '',
     ].join('\n');
-    expect(stateLock(plain)).toBe(id);
+
+  it('stateLock: a local conflict is a live holder; its ID, who and when, with and without colour codes', () => {
+    const id = '8c3f1a2e-5b7d-4e9f-a1b2-c3d4e5f60718';
+    const live = { id, holder: 'live', who: 'root@vm', created: '2026-12-01 09:55:53.627992351 +0000 UTC' };
+    expect(stateLock(LOCAL_CONFLICT(id))).toEqual(live);
+    // The same as Terraform 1.11.4 colours it (boxed, codes as the tool writes them).
+    const bar = '\x1b[31m│\x1b[0m \x1b[0m';
     const boxed = [
       '\x1b[31m╷\x1b[0m\x1b[0m',
-      '\x1b[31m│\x1b[0m \x1b[0m\x1b[1m\x1b[31mError: \x1b[0m\x1b[0m\x1b[1mError acquiring the state lock\x1b[0m',
-      '\x1b[31m│\x1b[0m \x1b[0m',
-      '\x1b[31m│\x1b[0m \x1b[0mLock Info:',
-      `\x1b[31m│\x1b[0m \x1b[0m  ID:        \x1b[1m${id}\x1b[0m`,
+      `${bar}\x1b[1m\x1b[31mError: \x1b[0m\x1b[0m\x1b[1mError acquiring the state lock\x1b[0m`,
+      bar,
+      `${bar}\x1b[0mError message: resource temporarily unavailable`,
+      `${bar}Lock Info:`,
+      `${bar}  ID:        ${id}`,
+      `${bar}  Path:      terraform.tfstate`,
+      `${bar}  Operation: OperationTypeApply`,
+      `${bar}  Who:       root@vm`,
+      `${bar}  Version:   1.11.4`,
+      `${bar}  Created:   2026-12-01 09:55:53.627992351 +0000 UTC`,
+      `${bar}  Info:      `,
+      bar,
       '\x1b[31m╵\x1b[0m\x1b[0m',
     ].join('\n');
-    expect(stateLock(boxed)).toBe(id);
+    expect(stateLock(boxed)).toEqual(live);
     expect(stateLock(`Error: something else\n  ID:        ${id}\n`)).toBeUndefined();
     expect(stateLock('')).toBeUndefined();
   });
 
-  it('stateLock: what the fake tool prints for a held lock, with and without -no-color', () => {
+  it('stateLock: a remote backend’s conflict is a backend lock; S3/DynamoDB name the holder in Lock Info', () => {
+    const id = '3f1e8c2a-0d4b-4c6e-9a7f-112233445566';
+    const s3 = [
+      '',
+      'Error: Error acquiring the state lock',
+      '',
+      'Error message: operation error DynamoDB: PutItem, https response error StatusCode: 400, RequestID: X,',
+      'ConditionalCheckFailedException: The conditional request failed',
+      'Lock Info:',
+      `  ID:        ${id}`,
+      '  Path:      tf-state/network/terraform.tfstate',
+      '  Operation: OperationTypeApply',
+      '  Who:       ci@runner-7',
+      '  Version:   1.11.4',
+      '  Created:   2026-12-01 08:00:00.5 +0000 UTC',
+      '  Info:      ',
+      '',
+    ].join('\n');
+    expect(stateLock(s3)).toEqual({
+      id,
+      holder: 'backend',
+      who: 'ci@runner-7',
+      created: '2026-12-01 08:00:00.5 +0000 UTC',
+    });
+  });
+
+  it('stateLock: the http backend names its holder only as ID= in the message; its Lock Info is the failed attempt’s own', () => {
+    // Terraform 1.11.4 against an http state server whose lock was left by a killed apply
+    // (-no-color; the break after "locked:" is the tool's wrapping at 77 columns).
+    const holder = 'e117e7ab-42b5-ab23-dde9-5b79e737731f';
+    const attempt = '5dd7b5b1-1549-5922-dc90-ae755bcdcf2a';
+    const http = [
+      '',
+      'Error: Error acquiring the state lock',
+      '',
+      'Error message: HTTP remote state already locked:',
+      `ID=${holder}`,
+      'Lock Info:',
+      `  ID:        ${attempt}`,
+      '  Path:      ',
+      '  Operation: OperationTypeApply',
+      '  Who:       root@vm',
+      '  Version:   1.11.4',
+      '  Created:   2026-12-01 10:08:20.923227466 +0000 UTC',
+      '  Info:      ',
+      '',
+      '',
+      'Terraform acquires a state lock to protect the state from being written',
+      '',
+    ].join('\n');
+    // The lock to force-unlock is the holder's; who and when of the attempt are not the holder's.
+    expect(stateLock(http)).toEqual({ id: holder, holder: 'backend' });
+    // Boxed (colour), the ID on a line of its own after the bar.
+    const bar = '\x1b[31m│\x1b[0m \x1b[0m';
+    const boxed = http
+      .split('\n')
+      .map((l) => `${bar}${l}`)
+      .join('\n');
+    expect(stateLock(boxed)).toEqual({ id: holder, holder: 'backend' });
+  });
+
+  it('stateLock: what the fake tool prints, local (live holder) and http (backend), with and without -no-color', () => {
     const dir = tempDir('nyl-kinds-lock-');
-    writeFileSync(join(dir, 'fake.json'), fakeJson({ variables: { name: 'x' }, outputs: { o: '${var.name}' } }));
     const env = { PATH: process.env.PATH ?? '', HOME: tmpdir() };
     const run = (args: string[]) => spawnSync(TOFU, args, { cwd: dir, env, encoding: 'utf8' });
-    expect(run(['init', '-input=false', '-no-color']).status).toBe(0);
     const id = '0b6b9d8e-1111-2222-3333-444455556666';
+    const lockFile = (extra: Record<string, unknown> = {}) =>
+      writeFileSync(
+        join(dir, '.terraform.tfstate.lock.info'),
+        JSON.stringify({
+          ID: id,
+          Operation: 'OperationTypeApply',
+          Info: '',
+          Who: 'someone@host',
+          Version: '1.8.0',
+          Created: '2026-01-02T03:04:05.123456789Z',
+          Path: 'terraform.tfstate',
+          ...extra,
+        }),
+      );
+    const apply = (color: boolean) => {
+      const r = run(['apply', '-auto-approve', '-input=false', ...(color ? [] : ['-no-color'])]);
+      expect(r.status).toBe(1);
+      if (color) expect(r.stderr).toContain('\x1b[');
+      else expect(r.stderr).not.toContain('\x1b[');
+      return stateLock(r.stdout + r.stderr);
+    };
+
+    // Local: held by a live process (this one).
+    writeFileSync(join(dir, 'fake.json'), fakeJson({ variables: { name: 'x' }, outputs: { o: '${var.name}' } }));
+    expect(run(['init', '-input=false', '-no-color']).status).toBe(0);
+    lockFile({ pid: process.pid });
+    const live = { id, holder: 'live', who: 'someone@host', created: '2026-01-02 03:04:05.123456789 +0000 UTC' };
+    expect(apply(true)).toEqual(live);
+    expect(apply(false)).toEqual(live);
+    // A holder that is gone holds nothing: the apply takes the lock and succeeds.
+    const dead = spawnSync('true');
+    lockFile({ pid: dead.pid });
+    expect(run(['apply', '-auto-approve', '-input=false', '-no-color']).status).toBe(0);
+    expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(false);
+
+    // http: the lock outlives its holder; the holder is the ID= of the message.
     writeFileSync(
-      join(dir, '.terraform.tfstate.lock.info'),
-      JSON.stringify({
-        ID: id,
-        Operation: 'OperationTypeApply',
-        Info: '',
-        Who: 'someone@host',
-        Version: '1.8.0',
-        Created: '2026-01-02T03:04:05.123456789Z',
-        Path: 'terraform.tfstate',
-      }),
+      join(dir, 'fake.json'),
+      fakeJson({ backend: 'http', variables: { name: 'x' }, outputs: { o: '${var.name}' } }),
     );
-    const colour = run(['apply', '-auto-approve', '-input=false']);
-    expect(colour.status).toBe(1);
-    expect(colour.stderr).toContain('\x1b[');
-    expect(stateLock(colour.stdout + colour.stderr)).toBe(id);
-    const plain = run(['apply', '-auto-approve', '-input=false', '-no-color']);
-    expect(plain.status).toBe(1);
-    expect(plain.stderr).not.toContain('\x1b[');
-    expect(stateLock(plain.stdout + plain.stderr)).toBe(id);
+    expect(run(['init', '-input=false', '-no-color']).status).toBe(0);
+    lockFile({ Path: '', pid: dead.pid });
+    expect(apply(true)).toEqual({ id, holder: 'backend' });
+    expect(apply(false)).toEqual({ id, holder: 'backend' });
   });
 
   const DIGEST = `sha256:${'ab'.repeat(32)}`;
 
-  it('ociCommands: skopeo copy --preserve-digests, all platforms or one by overrides, TLS flags, cert dir', () => {
+  it('ociCommands: skopeo copy --preserve-digests, all platforms or one by overrides, TLS flags only when set, cert dir', () => {
+    // No tls in the spec: no flag, so the machine's registries.conf (e.g. an insecure registry) decides.
     const all = ociCommands({ image: 'reg.example/app:prod', source: `reg.example/app@${DIGEST}` }, ROOT);
     expect(all).toEqual({
       copy: [
@@ -860,14 +1079,33 @@ describe('command construction', () => {
           'copy',
           '--preserve-digests',
           '--multi-arch=all',
-          '--src-tls-verify=true',
-          '--dest-tls-verify=true',
           `docker://reg.example/app@${DIGEST}`,
           'docker://reg.example/app:prod',
         ],
       ],
-      inspect: ['skopeo', 'inspect', '--raw', '--tls-verify=true', 'docker://reg.example/app:prod'],
+      inspect: ['skopeo', 'inspect', '--raw', 'docker://reg.example/app:prod'],
     });
+    const verified = ociCommands(
+      { image: 'reg.example/app:prod', source: `reg.example/app@${DIGEST}`, tls: { verify: true } },
+      ROOT,
+    );
+    expect(verified.copy[0]).toEqual([
+      'skopeo',
+      'copy',
+      '--preserve-digests',
+      '--multi-arch=all',
+      '--src-tls-verify=true',
+      '--dest-tls-verify=true',
+      `docker://reg.example/app@${DIGEST}`,
+      'docker://reg.example/app:prod',
+    ]);
+    expect(verified.inspect).toEqual([
+      'skopeo',
+      'inspect',
+      '--raw',
+      '--tls-verify=true',
+      'docker://reg.example/app:prod',
+    ]);
 
     const one = ociCommands(
       {

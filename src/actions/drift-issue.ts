@@ -1,15 +1,35 @@
 import type { getOctokit } from '@actions/github';
 import { sha256Key } from '../core/util/canonical.js';
+import { inline } from './summary.js';
 
 type Octokit = ReturnType<typeof getOctokit>;
+type Issue = Awaited<ReturnType<Octokit['rest']['issues']['listForRepo']>>['data'][number];
 
 export interface Finding {
   unit: string;
   detail: string;
 }
 
+export interface DriftIssueResult {
+  action: 'opened' | 'updated' | 'unchanged' | 'closed' | 'none';
+  number?: number;
+  url?: string;
+  /** Whether the issue carries the nyl-drift label (false: the token could not set labels). */
+  labelled?: boolean;
+}
+
 export const DRIFT_LABEL = 'nyl-drift';
-const MARKER = /<!-- nyl-drift-findings: (sha256:[0-9a-f]+) -->/;
+const FINDINGS = /<!-- nyl-drift-findings: (sha256:[0-9a-f]+) -->/;
+/**
+ * Open issues read when looking for the marker (100 a page): an environment's drift issue is
+ * found among the newest 1000 open issues when it has no label.
+ */
+const MARKER_PAGES = 10;
+
+/** The hidden line that names the environment in the body: found again even without the label. */
+export function driftMarker(env: string): string {
+  return `<!-- nyl-drift: ${env} -->`;
+}
 
 export function driftTitle(env: string): string {
   return `Nyl drift: ${env}`;
@@ -22,17 +42,71 @@ function body(env: string, findings: Finding[], runUrl?: string): string {
     '',
     '| Unit | Detail |',
     '| --- | --- |',
-    ...findings.map((f) => `| ${f.unit} | ${f.detail.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>')} |`),
+    // Tool text made inert: a `<!--` in a detail would hide the rest of the issue.
+    ...findings.map((f) => `| ${inline(f.unit)} | ${inline(f.detail)} |`),
     '',
     `The next \`nyl reconcile -e ${env}\` repairs what its driftRepair setting allows; this issue is updated by each scheduled verify and closed when the drift is gone.`,
     '',
+    driftMarker(env),
     `<!-- nyl-drift-findings: ${hash} -->`,
   ].join('\n');
 }
 
+const hasLabel = (i: { labels?: (string | { name?: string })[] }) =>
+  (i.labels ?? []).some((l) => (typeof l === 'string' ? l : l.name) === DRIFT_LABEL);
+
+/**
+ * The open drift issue of an environment: first among the issues labelled nyl-drift (by title or
+ * marker), else among all open issues by the marker in its body (an issue opened by a token that
+ * could not set labels). The oldest match wins.
+ */
+async function findIssue(
+  octokit: Octokit,
+  repo: { owner: string; repo: string },
+  env: string,
+): Promise<Issue | undefined> {
+  const marker = driftMarker(env);
+  const ours = (i: Issue) => !i.pull_request && (i.body ?? '').split(/\r?\n/).some((l) => l.trim() === marker);
+  const oldest = (list: Issue[]) => list.sort((a, b) => a.number - b.number)[0];
+  const labelled = await octokit.rest.issues.listForRepo({
+    ...repo,
+    state: 'open',
+    labels: DRIFT_LABEL,
+    per_page: 100,
+  });
+  const byLabel = oldest(labelled.data.filter((i) => !i.pull_request && (i.title === driftTitle(env) || ours(i))));
+  if (byLabel) return byLabel;
+  let page = 0;
+  for await (const r of octokit.paginate.iterator(octokit.rest.issues.listForRepo, {
+    ...repo,
+    state: 'open',
+    per_page: 100,
+  })) {
+    const found = oldest(r.data.filter(ours));
+    if (found) return found;
+    if (++page >= MARKER_PAGES) break;
+  }
+  return undefined;
+}
+
+/**
+ * GitHub's answers when a token may not label: an existing label is silently dropped (201, the
+ * issue has no label); a label that does not exist yet and may not be created is refused with 403
+ * `You do not have permission to create labels on this repository.` (errors: field `label`, code
+ * `unauthorized`). Only the second is worth a retry without labels.
+ */
+function refusedForLabels(e: unknown): boolean {
+  const err = e as { status?: number; message?: string; response?: { data?: unknown } };
+  if (err?.status !== 403 && err?.status !== 422) return false;
+  const data = err.response?.data as { message?: string; errors?: { field?: string; resource?: string }[] } | undefined;
+  if (data?.errors?.some((x) => x.field === 'label' || x.field === 'labels' || x.resource === 'Label')) return true;
+  return /\blabels?\b/i.test(`${data?.message ?? ''} ${err.message ?? ''}`);
+}
+
 /**
  * One issue per environment: opened on drift, its body updated (with a comment) only when the
- * findings change, closed when drift is gone.
+ * findings change, closed when drift is gone. Found by its label or, failing that, by the marker
+ * in its body, so a token that cannot set labels does not open a new issue on every run.
  */
 export async function syncDriftIssue(
   octokit: Octokit,
@@ -40,10 +114,10 @@ export async function syncDriftIssue(
   env: string,
   findings: Finding[],
   runUrl?: string,
-): Promise<{ action: 'opened' | 'updated' | 'unchanged' | 'closed' | 'none'; number?: number }> {
-  const sorted = [...findings].sort((a, b) => (a.unit < b.unit ? -1 : 1));
-  const open = await octokit.rest.issues.listForRepo({ ...repo, state: 'open', labels: DRIFT_LABEL, per_page: 100 });
-  const issue = open.data.find((i) => i.title === driftTitle(env) && !i.pull_request);
+): Promise<DriftIssueResult> {
+  const sorted = [...findings].sort((a, b) => (a.unit < b.unit ? -1 : a.unit > b.unit ? 1 : 0));
+  const issue = await findIssue(octokit, repo, env);
+  const known = issue ? { number: issue.number, url: issue.html_url, labelled: hasLabel(issue) } : undefined;
   if (!sorted.length) {
     if (!issue) return { action: 'none' };
     await octokit.rest.issues.createComment({
@@ -57,24 +131,32 @@ export async function syncDriftIssue(
       state: 'closed',
       state_reason: 'completed',
     });
-    return { action: 'closed', number: issue.number };
+    return { action: 'closed', ...known };
   }
   const text = body(env, sorted, runUrl);
   if (!issue) {
-    const created = await octokit.rest.issues.create({
-      ...repo,
-      title: driftTitle(env),
-      body: text,
-      labels: [DRIFT_LABEL],
-    });
-    return { action: 'opened', number: created.data.number };
+    const create = (labels: string[] | undefined) =>
+      octokit.rest.issues.create({ ...repo, title: driftTitle(env), body: text, ...(labels ? { labels } : {}) });
+    let created: Awaited<ReturnType<typeof create>>;
+    try {
+      created = await create([DRIFT_LABEL]);
+    } catch (e) {
+      if (!refusedForLabels(e)) throw e;
+      created = await create(undefined);
+    }
+    return {
+      action: 'opened',
+      number: created.data.number,
+      url: created.data.html_url,
+      labelled: hasLabel(created.data),
+    };
   }
-  if (MARKER.exec(issue.body ?? '')?.[1] === sha256Key(sorted)) return { action: 'unchanged', number: issue.number };
+  if (FINDINGS.exec(issue.body ?? '')?.[1] === sha256Key(sorted)) return { action: 'unchanged', ...known };
   await octokit.rest.issues.update({ ...repo, issue_number: issue.number, body: text });
   await octokit.rest.issues.createComment({
     ...repo,
     issue_number: issue.number,
     body: `The findings changed${runUrl ? ` (${runUrl})` : ''}: ${sorted.map((f) => f.unit).join(', ')} drifted.`,
   });
-  return { action: 'updated', number: issue.number };
+  return { action: 'updated', ...known };
 }

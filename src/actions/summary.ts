@@ -1,23 +1,64 @@
-import type { RunReport } from '../core/ops/report.js';
+import type { OpReport, RunReport, UnitRow } from '../core/ops/report.js';
+import { canonicalJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
 
 /** GitHub drops a job summary over 1 MiB whole: stay well under it. */
 export const SUMMARY_BUDGET = 1_000_000;
+/** Above this many rows the table is collapsed in `<details>`: what needs a person stays in view. */
+export const TABLE_OPEN_MAX = 20;
+/** Units (and problems) listed under "Needs a person"; the rest are counted (the table has them all). */
+const LIST_MAX = 50;
+/** A detail or problem text in the list is cut here (the table has the whole detail). */
+const DETAIL_MAX = 500;
+const PROBLEM_MAX = 1_000;
+/** Problems shown under one unit. */
+const PER_UNIT_MAX = 3;
 
-const COLORS: Record<string, string> = {
-  executed: '#2da44e',
-  recovered: '#2da44e',
-  imported: '#54aeff',
-  destroyed: '#8c959f',
-  current: '#d0d7de',
-  'in-sync': '#d0d7de',
-  failed: '#cf222e',
-  uncertain: '#bf8700',
-  blocked: '#fb8f44',
-  'awaiting-approval': '#8250df',
-  drifted: '#bf3989',
-  held: '#6e7781',
+/**
+ * Fill and text colour of each result in the wave graph. Every pair has at least 4.5:1 contrast
+ * (WCAG 2 AA for normal text): dark text on the light and mid fills, white on the dark ones.
+ */
+export const RESULT_COLORS: Record<string, { fill: string; color: string }> = {
+  executed: { fill: '#2da44e', color: '#1f2328' },
+  recovered: { fill: '#2da44e', color: '#1f2328' },
+  imported: { fill: '#54aeff', color: '#1f2328' },
+  removed: { fill: '#8c959f', color: '#1f2328' },
+  destroyed: { fill: '#8c959f', color: '#1f2328' },
+  current: { fill: '#d0d7de', color: '#1f2328' },
+  'in-sync': { fill: '#d0d7de', color: '#1f2328' },
+  superseded: { fill: '#d0d7de', color: '#1f2328' },
+  pending: { fill: '#eaeef2', color: '#1f2328' },
+  skipped: { fill: '#eaeef2', color: '#1f2328' },
+  failed: { fill: '#cf222e', color: '#ffffff' },
+  uncertain: { fill: '#bf8700', color: '#1f2328' },
+  blocked: { fill: '#fb8f44', color: '#1f2328' },
+  'awaiting-approval': { fill: '#8250df', color: '#ffffff' },
+  drifted: { fill: '#bf3989', color: '#ffffff' },
+  held: { fill: '#57606a', color: '#ffffff' },
 };
+
+/** Results that wait on a person, in the order the heading counts and the list shows them. */
+const ATTENTION = ['failed', 'uncertain', 'awaiting-approval', 'drifted', 'held', 'blocked'];
+/** The other results, in the order the heading counts them. */
+const OTHERS = [
+  'executed',
+  'recovered',
+  'imported',
+  'removed',
+  'destroyed',
+  'superseded',
+  'current',
+  'in-sync',
+  'pending',
+  'skipped',
+];
+
+/**
+ * The workflows the next steps name: the files shipped in examples/workflows/, with the
+ * `workflow_dispatch` inputs they take (test/summary.test.ts checks every step against them).
+ */
+export const WORKFLOWS = { deploy: 'deploy.yml', recover: 'recover.yml', verify: 'verify.yml' } as const;
+type WorkflowName = keyof typeof WORKFLOWS;
 
 /**
  * Text from units and tools, made inert for a summary: outside code spans `<`, `>` and `&` become
@@ -41,13 +82,34 @@ export function inline(text: string): string {
   return unpaired === undefined ? out : `${out}&#96;${plain(unpaired)}`;
 }
 
+/** A code span around any text: a fence longer than any run of backticks inside it. */
+function code(text: string): string {
+  const s = text.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
+  const longest = Math.max(0, ...(s.match(/`+/g) ?? []).map((m) => m.length));
+  const fence = '`'.repeat(longest + 1);
+  return longest ? `${fence} ${s} ${fence}` : `${fence}${s}${fence}`;
+}
+
+/** Cut to `max` characters (never inside a surrogate pair), saying so. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const c = text.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return `${text.slice(0, end)} …`;
+}
+
 const cell = inline;
 const id = (s: string) => `u_${s.replace(/[^A-Za-z0-9_]/g, '_')}`;
+const cls = (r: string) => r.replace(/[^A-Za-z0-9_]/g, '_');
+const words = (result: string) => result.replace(/-/g, ' ');
 
 export interface SummaryContext {
   runUrl?: string;
   /** Waves and edges of the environment, for the graph. */
   graph?: { waves: string[][]; edges: [string, string][] };
+  /** verify: the environment's drift issue, when drift-issue is on. */
+  driftIssue?: { number: number; url: string };
 }
 
 /** A mermaid graph of the waves, each unit coloured by its result. */
@@ -55,94 +117,434 @@ export function mermaid(report: RunReport, graph: NonNullable<SummaryContext['gr
   const result = new Map(report.rows.map((r) => [r.unit, r.result]));
   const units = graph.waves.flat();
   if (!units.length || units.length > maxUnits) return '';
+  const label = (s: string) => s.replace(/["<>&#]/g, (c) => `#${c.charCodeAt(0)};`);
   const lines = ['```mermaid', 'flowchart LR'];
   graph.waves.forEach((wave, i) => {
     lines.push(`  subgraph w${i + 1}["wave ${i + 1}"]`);
-    for (const u of wave) lines.push(`    ${id(u)}["${u}<br/>${result.get(u) ?? ''}"]`);
+    for (const u of wave) lines.push(`    ${id(u)}["${label(u)}<br/>${label(result.get(u) ?? '')}"]`);
     lines.push('  end');
   });
   for (const [from, to] of graph.edges) lines.push(`  ${id(from)} --> ${id(to)}`);
   const used = new Set([...result.values()]);
-  for (const r of used) if (COLORS[r]) lines.push(`  classDef ${r.replace(/-/g, '_')} fill:${COLORS[r]},color:#1f2328`);
+  for (const r of used) {
+    const c = RESULT_COLORS[r];
+    if (c) lines.push(`  classDef ${cls(r)} fill:${c.fill},color:${c.color}`);
+  }
   for (const u of units) {
     const r = result.get(u);
-    if (r && COLORS[r]) lines.push(`  class ${id(u)} ${r.replace(/-/g, '_')}`);
+    if (r && RESULT_COLORS[r]) lines.push(`  class ${id(u)} ${cls(r)}`);
   }
   lines.push('```');
   return lines.join('\n');
 }
 
-function problemText(p: Problem): string {
-  return `- **${p.severity} ${p.code}**${p.subject ? ` (${inline(p.subject)})` : ''}: ${inline(p.message)}${p.fix ? `<br>fix: ${inline(p.fix)}` : ''}`;
+// --- next steps --------------------------------------------------------------------------------
+
+/** A piece of a next step: words, a workflow to run with its inputs, or a command line. */
+type Part = string | { workflow: WorkflowName; inputs: [string, string][] } | { cli: string };
+
+const wf = (workflow: WorkflowName, ...inputs: [string, string][]): Part => ({ workflow, inputs });
+const cli = (command: string): Part => ({ cli: command });
+
+function render(parts: Part[], md: boolean): string {
+  return parts
+    .map((p) => {
+      if (typeof p === 'string') return md ? inline(p) : p;
+      if ('cli' in p) return md ? code(p.cli) : p.cli;
+      const name = p.workflow;
+      const inputs = p.inputs.map(([k, v]) => (md ? code(`${k}: ${v}`) : `${k}: ${v}`)).join(', ');
+      const wfName = md ? `**${name}**` : name;
+      return `the ${wfName} workflow${inputs ? ` with ${inputs}` : ''}`;
+    })
+    .join('');
 }
 
-/** The job summary: result table, run facts, link, next steps, graph; cut to the budget. */
-export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget = SUMMARY_BUDGET): string {
-  const header = report.header ?? ['Unit', 'Kind', 'Result', 'Detail'];
-  const head = [
-    `## nyl ${report.operation} ${report.environment}: exit ${report.exit}`,
+/** Whether this operation's next steps are said in the shipped workflows' terms (else the CLI's). */
+const inWorkflows = (operation: string) => operation === 'reconcile' || operation === 'verify';
+
+/** The next step for a unit that waits on a person, in the operator's terms. */
+function unitStep(row: UnitRow, report: RunReport, problems: Problem[]): Part[] {
+  const env = report.environment;
+  const u = row.unit;
+  const gh = inWorkflows(report.operation);
+  const why = '<why>';
+  const retry = `nyl recover -e ${env} --unit ${u} --retry --reason ${why}`;
+  const retryWf = wf('recover', ['environment', env], ['action', 'retry'], ['unit', u], ['reason', why]);
+  switch (row.result) {
+    case 'failed':
+      if (report.operation === 'verify')
+        return ['fix what keeps its check from running, then run ', wf('verify'), ' again'];
+      return gh
+        ? [
+            'fix the cause, then run ',
+            wf('deploy', ['environment', env]),
+            ' again (or push the fix); if the unit is not retryable, run ',
+            retryWf,
+            ' before that',
+          ]
+        : [
+            'fix the cause, then run ',
+            cli(`nyl reconcile -e ${env}`),
+            ' again (not retryable: first ',
+            cli(retry),
+            ')',
+          ];
+    case 'uncertain':
+      return gh
+        ? [
+            'check what it did; once it is safe to run it again, run ',
+            retryWf,
+            ' and the next deploy runs it (CLI: ',
+            cli(retry),
+            ')',
+          ]
+        : ['check what it did; once it is safe to run it again, ', cli(retry)];
+    case 'awaiting-approval': {
+      if (/--plan\b|approved plan/.test(row.detail))
+        return gh
+          ? [
+              'review ',
+              cli(`nyl plan -e ${env}`),
+              ', then run ',
+              wf('deploy', ['environment', env], ['plan', '<token>']),
+              ' with the token it printed',
+            ]
+          : ['review ', cli(`nyl plan -e ${env}`), ', then ', cli(`nyl reconcile -e ${env} --plan <token>`)];
+      if (/reapply/i.test(row.detail))
+        return [
+          'once re-running it is safe: ',
+          cli(`nyl reconcile -e ${env} --unit ${u} --reapply --approve ${u} --reason ${why}`),
+        ];
+      return gh
+        ? [
+            'once re-running it is safe, run ',
+            wf('deploy', ['environment', env], ['approve', u]),
+            ' (CLI: ',
+            cli(`nyl reconcile -e ${env} --approve ${u}`),
+            ')',
+          ]
+        : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
+    }
+    case 'drifted': {
+      const fix = problems.map((p) => p.fix ?? '').join(' ');
+      const reapply = cli(`nyl reconcile -e ${env} --unit ${u} --reapply --reason ${why}`);
+      if (/--approve\b/.test(fix))
+        return gh
+          ? ['once re-running it is safe, run ', wf('deploy', ['environment', env], ['approve', u])]
+          : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
+      if (/--reapply\b/.test(fix) || /driftRepair: manual/.test(row.detail))
+        return ['to put it back as recorded: ', reapply];
+      return gh
+        ? ['the next deploy repairs it: run ', wf('deploy', ['environment', env]), ' or push']
+        : ['the next reconcile repairs it: ', cli(`nyl reconcile -e ${env}`)];
+    }
+    case 'held':
+      return [
+        'held on purpose; once the work on it is done: ',
+        cli(`nyl resume -e ${env} --unit ${u} --reason ${why}`),
+      ];
+    default:
+      return [];
+  }
+}
+
+/** The next step for a problem about the environment, in the workflows' terms where one exists. */
+function problemStep(p: Problem, report: { operation: string; environment: string }, superseded: boolean): Part[] {
+  const env = report.environment;
+  if (!inWorkflows(report.operation) && report.operation !== 'recover' && report.operation !== 'lease-break') return [];
+  const why = '<why>';
+  switch (p.code) {
+    case 'NYL-SOURCE-OLDER':
+      return superseded
+        ? [
+            'nothing to do if this was a queued older deploy; to apply this commit on purpose, run ',
+            wf('deploy', ['environment', env], ['allow-older-source', 'true'], ['reason', why]),
+            ' from a branch or tag at it',
+          ]
+        : [];
+    case 'NYL-SOURCE-DIVERGED':
+      return p.severity === 'error'
+        ? [
+            'to apply it on purpose, run ',
+            wf('deploy', ['environment', env], ['allow-older-source', 'true'], ['reason', why]),
+          ]
+        : [];
+    case 'NYL-LEASE-BROKEN':
+    case 'NYL-RUN-UNIMPORTED':
+      return ['run ', wf('recover', ['environment', env], ['action', 'import'], ['reason', why])];
+    case 'NYL-LEASE-HELD':
+      return [
+        'if its holder is gone for good (its runner was killed), run ',
+        wf('recover', ['environment', env], ['action', 'lease-break'], ['reason', why]),
+      ];
+    case 'NYL-PLAN-STALE':
+      return [
+        'review ',
+        cli(`nyl plan -e ${env}`),
+        ' again, then run ',
+        wf('deploy', ['environment', env], ['plan', '<token>']),
+      ];
+    default:
+      return [];
+  }
+}
+
+function problemText(p: Problem, step: Part[] = []): string {
+  const head = `**${p.severity} ${p.code}**${p.subject ? ` (${inline(p.subject)})` : ''}`;
+  const fix = p.fix ? `<br>fix: ${inline(cut(p.fix, PROBLEM_MAX))}` : '';
+  const next = step.length ? `<br>next: ${render(step, true)}` : '';
+  return `${head}: ${inline(cut(p.message, PROBLEM_MAX))}${fix}${next}`;
+}
+
+/** A superseded reconcile: an older source than the recorded one, not applied (NYL-SOURCE-OLDER). */
+function isSuperseded(report: RunReport): boolean {
+  return (
+    report.rows.every((r) => r.result === 'superseded') &&
+    report.problems.some((p) => p.code === 'NYL-SOURCE-OLDER' && p.severity === 'warning')
+  );
+}
+
+/** `1 failed, 1 uncertain, 1 awaiting approval, 5 executed`: what needs a person first. */
+export function outcomeWords(report: RunReport): string {
+  if (isSuperseded(report)) return 'superseded (source older than the recorded one)';
+  const counts = new Map<string, number>();
+  for (const r of report.rows) counts.set(r.result, (counts.get(r.result) ?? 0) + 1);
+  const order = [...ATTENTION, ...OTHERS, ...[...counts.keys()].filter((k) => ![...ATTENTION, ...OTHERS].includes(k))];
+  const parts = order.filter((r) => counts.has(r)).map((r) => `${counts.get(r)} ${words(r)}`);
+  // Errors about the run as a whole (cancelled, lease lost, …) are part of the outcome.
+  const units = new Set(report.rows.map((r) => r.unit));
+  const codes = [
+    ...new Set(
+      report.problems.filter((p) => p.severity === 'error' && !(p.subject && units.has(p.subject))).map((p) => p.code),
+    ),
+  ];
+  const text = parts.length
+    ? parts.join(', ')
+    : report.exit === 0
+      ? report.operation === 'verify'
+        ? 'nothing to verify'
+        : 'nothing to do'
+      : (['done', 'failed', 'refused', 'drift', 'uncertain'][report.exit] ?? 'failed');
+  return codes.length ? `${text} (${codes.join(', ')})` : text;
+}
+
+/**
+ * One annotation per failed, uncertain or awaiting-approval unit, with its next step; units a
+ * problem of the report already names (same subject) are left to that problem's annotation.
+ * Plain text: the caller masks it and passes it to core.error / core.warning.
+ */
+export function unitAnnotations(report: RunReport): { level: 'error' | 'warning'; title: string; message: string }[] {
+  const named = new Set(report.problems.map((p) => p.subject).filter(Boolean));
+  const titles: Record<string, [string, 'error' | 'warning']> = {
+    failed: ['NYL-UNIT-FAILED', 'error'],
+    uncertain: ['NYL-UNIT-UNCERTAIN', 'error'],
+    'awaiting-approval': ['NYL-UNIT-AWAITING-APPROVAL', 'warning'],
+  };
+  return report.rows
+    .filter((r) => titles[r.result] && !named.has(r.unit))
+    .map((r) => {
+      const [code, level] = titles[r.result] as [string, 'error' | 'warning'];
+      const step = render(unitStep(r, report, []), false);
+      const detail = r.detail ? `: ${cut(r.detail, PROBLEM_MAX)}` : '';
+      return {
+        level,
+        title: `${code} (${r.unit})`,
+        message: `${r.unit} ${words(r.result)}${detail}${step ? `\nnext: ${step}` : ''}`,
+      };
+    });
+}
+
+/** A link GitHub renders, only to http(s). */
+function link(text: string, url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') return inline(text);
+    return `[${inline(text)}](${u.href.replace(/[()<> ]/g, (c) => encodeURIComponent(c))})`;
+  } catch {
+    return inline(text);
+  }
+}
+
+/**
+ * A fact's value: strings as they are, anything else as canonical JSON; in a code span, unless it
+ * holds `<` or a backtick: then made inert as text (a code span would show an entity as typed).
+ */
+function factValue(v: unknown): string {
+  const text = typeof v === 'string' ? v : canonicalJson(v ?? null);
+  return /[<`]/.test(text) ? inline(text) : code(text);
+}
+
+/** The "Needs a person" section: units with their next step, then the problems that end the run. */
+function attention(report: RunReport, ctx: SummaryContext, superseded: boolean): { needs: string; notes: string } {
+  const e = report.environment;
+  const waiting = report.rows.filter((r) => ATTENTION.includes(r.result) && r.result !== 'blocked');
+  waiting.sort((a, b) => ATTENTION.indexOf(a.result) - ATTENTION.indexOf(b.result));
+  const blocked = report.rows.filter((r) => r.result === 'blocked');
+  const about = (u: string) => report.problems.filter((p) => p.subject === u);
+  const lines: string[] = [];
+  if (ctx.driftIssue && waiting.some((r) => r.result === 'drifted'))
+    lines.push(`Drift is tracked in ${link(`issue #${ctx.driftIssue.number}`, ctx.driftIssue.url)}.`, '');
+  for (const row of waiting.slice(0, LIST_MAX)) {
+    const detail = row.detail ? `: ${inline(cut(row.detail, DETAIL_MAX))}` : '';
+    const mine = about(row.unit);
+    const notes = mine.slice(0, PER_UNIT_MAX).map((p) => `<br>${problemText(p)}`);
+    if (mine.length > PER_UNIT_MAX) notes.push(`<br>… and ${mine.length - PER_UNIT_MAX} more problems about it`);
+    const step = unitStep(row, report, about(row.unit));
+    lines.push(
+      `- **${inline(row.unit)}** (${inline(row.kind)}) ${words(row.result)}${detail}${notes.join('')}${step.length ? `<br>next: ${render(step, true)}` : ''}`,
+    );
+  }
+  if (waiting.length > LIST_MAX)
+    lines.push(`- … and ${waiting.length - LIST_MAX} more units that need a person: see the table`);
+  if (report.operation === 'reconcile') {
+    const approvable = waiting.filter(
+      (r) => r.result === 'awaiting-approval' && !/--plan\b|approved plan|reapply/i.test(r.detail),
+    );
+    if (approvable.length > 1)
+      lines.push(
+        `- to approve them together, run ${render([wf('deploy', ['environment', e], ['approve', approvable.map((r) => r.unit).join(',')])], true)}`,
+      );
+  }
+  if (blocked.length) {
+    const one = (r: UnitRow) => `**${inline(r.unit)}**${r.detail ? ` (${inline(cut(r.detail, 100))})` : ''}`;
+    const more = blocked.length > LIST_MAX ? ` and ${blocked.length - LIST_MAX} more` : '';
+    lines.push(
+      blocked.length === 1
+        ? `- ${one(blocked[0] as UnitRow)} is blocked: it runs once what it needs is resolved`
+        : `- blocked, they run once what they need is resolved: ${blocked.slice(0, LIST_MAX).map(one).join(', ')}${more}`,
+    );
+  }
+  const listed = new Set(waiting.map((r) => r.unit));
+  const rest = report.problems.filter((p) => !(p.subject && listed.has(p.subject)));
+  const errors = rest.filter((p) => p.severity === 'error');
+  const warnings = rest.filter((p) => p.severity !== 'error');
+  for (const p of errors.slice(0, LIST_MAX)) lines.push(`- ${problemText(p, problemStep(p, report, superseded))}`);
+  if (errors.length > LIST_MAX) lines.push(`- … and ${errors.length - LIST_MAX} more errors`);
+  const notes = warnings.slice(0, LIST_MAX).map((p) => `- ${problemText(p, problemStep(p, report, superseded))}`);
+  if (warnings.length > LIST_MAX) notes.push(`- … and ${warnings.length - LIST_MAX} more warnings`);
+  return {
+    needs: lines.length ? ['### Needs a person', '', ...lines].join('\n') : '',
+    notes: notes.length ? ['### Notes', '', ...notes].join('\n') : '',
+  };
+}
+
+function factsOf(report: RunReport, ctx: SummaryContext): string {
+  const exitWord = ['done', 'failed', 'refused', 'drift', 'uncertain'][report.exit] ?? 'failed';
+  const list: [string, unknown][] = [
+    ['run', report.run],
+    ['source', report.source],
+    ['desired', report.desired],
+    ['observed', report.observed],
+    ...(report.extra ?? []),
+  ];
+  return [
+    '### Run',
     '',
-    `| ${header.map((h) => h[0] + h.slice(1).toLowerCase()).join(' | ')} |`,
-    `| ${header.map(() => '---').join(' | ')} |`,
-  ].join('\n');
-  const facts = [
-    '',
-    ...[
-      ['run', report.run],
-      ['source', report.source],
-      ['desired', report.desired],
-      ['observed', report.observed],
-      ...(report.extra ?? []),
-    ]
-      .filter(([, v]) => v)
-      .map(([k, v]) => `- **${k}**: \`${v}\``),
+    ...list
+      .filter(([, v]) => v !== undefined && v !== '' && v !== null)
+      .map(([k, v]) => `- **${inline(k)}**: ${factValue(v)}`),
+    `- **exit code**: ${code(String(report.exit))} (${exitWord})`,
+    ...(ctx.driftIssue ? [`- **drift issue**: ${link(`#${ctx.driftIssue.number}`, ctx.driftIssue.url)}`] : []),
     ...(ctx.runUrl ? [`- **workflow run**: ${ctx.runUrl}`] : []),
   ].join('\n');
-  // Next steps are for people: the first ones, then a count (the table and outputs list them all).
-  const NEXT_MAX = 50;
-  const allWaiting = report.rows.filter((r) =>
-    ['uncertain', 'awaiting-approval', 'failed', 'drifted'].includes(r.result),
-  );
-  const waiting = allWaiting.slice(0, NEXT_MAX);
-  const next = [
-    ...(waiting.length || report.problems.length ? ['', '### What to do next', ''] : []),
-    ...report.problems.slice(0, NEXT_MAX).map(problemText),
-    ...waiting
-      .filter((r) => !report.problems.some((p) => p.subject === r.unit))
-      .map((row) => {
-        const e = report.environment;
-        const r = { ...row, detail: inline(row.detail) };
-        if (r.result === 'uncertain')
-          return `- **${r.unit}** is uncertain (${r.detail}): check what it did, then \`nyl recover -e ${e} --unit ${r.unit} --retry --reason <text>\` (or the recover workflow with \`retry: true\`)`;
-        if (r.result === 'awaiting-approval')
-          return `- **${r.unit}** awaits approval (${r.detail}): run reconcile with \`approve: ${r.unit}\` once it is safe`;
-        if (r.result === 'drifted') return `- **${r.unit}** drifted (${r.detail})`;
-        return `- **${r.unit}** failed: ${r.detail}`;
-      }),
-    ...(allWaiting.length > NEXT_MAX ? [`- … and ${allWaiting.length - NEXT_MAX} more units that need attention`] : []),
+}
+
+/**
+ * The job summary of a run: a heading that says the outcome in words with counts; the units that
+ * need a person, each with its next step; notes; the table (collapsed when long); the facts; the
+ * wave graph. Cut to the budget: the table loses rows first (saying how many), then the graph.
+ */
+export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget = SUMMARY_BUDGET): string {
+  const superseded = isSuperseded(report);
+  const heading = `## nyl ${inline(report.operation)} ${inline(report.environment)}: ${inline(outcomeWords(report))}`;
+  const { needs, notes } = attention(report, ctx, superseded);
+  const facts = factsOf(report, ctx);
+  const wanted = ctx.graph ? mermaid(report, ctx.graph) : '';
+  const header = report.header ?? ['Unit', 'Kind', 'Result', 'Detail'];
+  const collapsed = report.rows.length > TABLE_OPEN_MAX;
+  const tableHead = [
+    `### Units (${report.rows.length})`,
+    '',
+    ...(collapsed ? [`<details><summary>All ${report.rows.length} units</summary>`, ''] : []),
+    `| ${header.map((h) => inline(h[0] + h.slice(1).toLowerCase())).join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
   ].join('\n');
-  const graph = ctx.graph ? mermaid(report, ctx.graph) : '';
-  const fixed = Buffer.byteLength(head + facts + next + graph) + 200;
+  const tableTail = collapsed ? '\n\n</details>' : '';
+  const graphLeftOut = '_The wave graph is left out: the summary is kept under 1 MiB._';
+  const tooBig =
+    ctx.graph && !wanted && ctx.graph.waves.flat().length ? '_The wave graph is left out above 300 units._' : '';
+  const sections = (table: string, graph: string) =>
+    `${[heading, needs, notes, table, facts, graph].filter(Boolean).join('\n\n')}\n`;
+  // Everything but the rows and the graph, plus room for the cut row and the graph's note.
+  const fixed = Buffer.byteLength(sections(tableHead + tableTail, graphLeftOut)) + 200;
   const rows: string[] = [];
   let used = fixed;
-  let cut = 0;
-  for (const r of report.rows) {
-    const line = `| ${[r.unit, r.kind, r.result, r.detail].map(cell).join(' | ')} |`;
-    const n = Buffer.byteLength(line) + 1;
-    if (used + n > budget) {
-      cut = report.rows.length - rows.length;
-      break;
+  let dropped = 0;
+  if (report.rows.length) {
+    for (const r of report.rows) {
+      const line = `| ${[r.unit, r.kind, r.result, r.detail].map(cell).join(' | ')} |`;
+      const n = Buffer.byteLength(line) + 1;
+      if (used + n > budget) {
+        dropped = report.rows.length - rows.length;
+        break;
+      }
+      rows.push(line);
+      used += n;
     }
-    rows.push(line);
+  }
+  if (dropped) rows.push(`| … | | | ${dropped} more units not shown: the summary is kept under 1 MiB |`);
+  const table = report.rows.length ? [tableHead, ...rows].join('\n') + tableTail : '';
+  const graph = wanted
+    ? used + Buffer.byteLength(wanted) - Buffer.byteLength(graphLeftOut) < budget
+      ? `### Waves\n\n${wanted}`
+      : graphLeftOut
+    : tooBig;
+  return fitted(sections(table, graph), budget);
+}
+
+/** The last guard of the budget: whole lines up to it, then a line saying the rest was cut. */
+function fitted(text: string, budget: number): string {
+  if (Buffer.byteLength(text) <= budget) return text;
+  const note = '\n\n_The rest of this summary is cut: it is kept under 1 MiB._\n';
+  const room = budget - Buffer.byteLength(note);
+  const lines = text.split('\n');
+  const kept: string[] = [];
+  let used = 0;
+  for (const l of lines) {
+    const n = Buffer.byteLength(l) + 1;
+    if (used + n > room) break;
+    kept.push(l);
     used += n;
   }
-  if (cut) rows.push(`| … | | | ${cut} more units not shown: the summary is kept under 1 MiB |`);
-  const body = [
-    head,
-    ...rows,
-    facts,
-    next,
-    ...(graph && used + Buffer.byteLength(graph) < budget ? ['', graph] : []),
-  ].join('\n');
-  return `${body}\n`;
+  return `${kept.join('\n')}${note}`;
+}
+
+/**
+ * The job summary of an operation that is not a run (recover, lease-break, a refusal): the
+ * outcome, what needs a person, the facts (non-strings as canonical JSON), the workflow run.
+ */
+export function opSummary(
+  report: Pick<OpReport, 'operation' | 'environment' | 'outcome' | 'facts' | 'problems' | 'exit'>,
+  ctx: Pick<SummaryContext, 'runUrl'> = {},
+): string {
+  const heading = `## nyl ${inline(report.operation)} ${inline(report.environment)}: ${inline(report.outcome)}`;
+  const errors = report.problems.filter((p) => p.severity === 'error');
+  const warnings = report.problems.filter((p) => p.severity !== 'error');
+  const list = (ps: Problem[]) =>
+    ps.slice(0, LIST_MAX).map((p) => `- ${problemText(p, problemStep(p, report, false))}`);
+  const facts = [
+    ...report.facts
+      .filter(([, v]) => v !== undefined && v !== '')
+      .map(([k, v]) => `- **${inline(k)}**: ${factValue(v)}`),
+    ...(ctx.runUrl ? [`- **workflow run**: ${ctx.runUrl}`] : []),
+  ];
+  const text = `${[
+    heading,
+    errors.length ? ['### Needs a person', '', ...list(errors)].join('\n') : '',
+    warnings.length ? ['### Notes', '', ...list(warnings)].join('\n') : '',
+    facts.length ? ['### Facts', '', ...facts].join('\n') : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n')}\n`;
+  return fitted(text, SUMMARY_BUDGET);
 }

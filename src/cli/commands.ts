@@ -210,6 +210,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
     exits: `0 forgotten, or nothing recorded; ${WRITE_FAILS}, or an unknown unit; 2 lease held or broken, the state changed meanwhile; 4 a dead run not imported yet, a write in doubt`,
   },
+  environments: {
+    summary: 'list the environments in promotion order (for people, and for a workflow matrix)',
+    usage: 'nyl environments [--config FILE|DIR] [--json]',
+    description:
+      'Every environment of the configuration, each after the environments its promotion gate names\n' +
+      '(promotion.after, or its group’s promote list). For a matrix:\n' +
+      '`nyl environments --json | jq -c .facts.environments`.',
+    options: { config: COMMON.config as OptionSpec, json: COMMON.json as OptionSpec, help: COMMON.help as OptionSpec },
+    exits: '0 listed; 1 bad input or configuration',
+  },
   schema: {
     summary: 'print the JSON Schema of nyl.yaml documents (or, with --report, of --json output)',
     usage: 'nyl schema [--report]',

@@ -87,7 +87,7 @@ export function toJson(report: RunReport | StatusReport | OpReport, stats: Stats
   const base = {
     schema: 'nyl.report/v1' as const,
     operation: report.operation,
-    environment: report.environment,
+    ...(report.environment ? { environment: report.environment } : {}),
     result: resultOf(report.exit),
     exit: report.exit,
     problems: report.problems,
@@ -111,7 +111,7 @@ export function toJson(report: RunReport | StatusReport | OpReport, stats: Stats
       ...tips,
       outcome: 'done',
       rows: s.rows.map(({ state, ...r }) => ({ ...r, result: state })),
-      facts: s.lease ? { lease: s.lease } : {},
+      facts: { ...(s.lease ? { lease: s.lease } : {}), ...(s.promotion ? { promotion: s.promotion } : {}) },
     };
   }
   const r = report as RunReport;

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { configJsonSchema } from '../core/config/schema.js';
 import { toolStats } from '../core/drivers/process.js';
 import { gitStats } from '../core/git/exec.js';
+import { listEnvironments } from '../core/ops/environments.js';
 import { exec } from '../core/ops/exec.js';
 import { type JobLookup, noLookup } from '../core/ops/github-job.js';
 import { hold, resume } from '../core/ops/hold.js';
@@ -78,7 +79,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return Exit.ok;
     }
     const opts = checkOptions(command, values, positionals);
-    environment = opts.environment;
+    environment = opts.environment || undefined;
     mode = { local: values.local === true, remote: values.remote as string | undefined };
     if (opts.cancelGraceMs !== undefined) cancellation = new Cancellation(opts.cancelGraceMs);
     configureWatchdog({ graceMs: cancellation.graceMs });
@@ -196,8 +197,10 @@ interface CheckedOptions {
 
 /** Every rule about which options go together, each answered with NYL-USAGE and a fix. */
 function checkOptions(command: string, values: Values, positionals: string[]): CheckedOptions {
-  const environment = values.environment as string | undefined;
-  if (!environment) throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
+  const environment = (values.environment as string | undefined) ?? '';
+  // Every command acts on one environment, but the one that lists them.
+  if (!environment && command !== 'environments')
+    throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
   let parallelism = DEFAULT_PARALLELISM;
   if (values.parallelism !== undefined) {
     parallelism = Number(values.parallelism);
@@ -320,6 +323,8 @@ async function runCommand(
       });
     case 'lease break':
       return leaseBreak(ctx, { environment, reason: reason as string });
+    case 'environments':
+      return listEnvironments(ctx);
     default:
       return status(ctx, { environment });
   }

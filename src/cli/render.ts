@@ -74,7 +74,17 @@ export function renderStatus(r: StatusReport): string {
         r.rows.map((x) => [x.unit, x.kind, x.state, x.receipt, x.lastRun, x.detail.replace(/\n/g, ' | ')]),
       ),
       '',
-      facts([['source', r.source]]),
+      facts([
+        ['source', r.source],
+        // The promotion gate: where each environment before this one stands for this source.
+        ...(r.promotion ?? []).map(
+          (g) =>
+            [`after ${g.environment}`, g.ready ? `ready (at ${g.source})` : `waiting: ${g.missing.join('; ')}`] as [
+              string,
+              unknown,
+            ],
+        ),
+      ]),
     ],
     r.problems,
   );
@@ -83,6 +93,7 @@ export function renderStatus(r: StatusReport): string {
 /** Operations that are not runs: `<operation> <env>: <outcome>` then `  key: value` facts (or a document). */
 export function renderOp(r: OpReport): string {
   if (r.document !== undefined) return withProblems([prettyJson(r.document).trimEnd()], r.problems);
+  if (r.table) return withProblems([table(r.table.header, r.table.rows)], r.problems);
   return withProblems(
     [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${factText(v)}`)],
     r.problems,

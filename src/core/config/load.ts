@@ -45,7 +45,7 @@ export interface Config {
   source: string;
   files: string[];
   environments: Map<string, { doc: EnvironmentDoc; at: Location; lineAt: (path: (string | number)[]) => number }>;
-  groups: Map<string, { doc: EnvironmentGroupDoc; at: Location }>;
+  groups: Map<string, { doc: EnvironmentGroupDoc; at: Location; lineAt: (path: (string | number)[]) => number }>;
   units: Map<string, UnitConfig>;
   /** Names of unit documents that failed validation (not "undefined" for reference checks). */
   invalid: Set<string>;
@@ -238,7 +238,7 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
         cfg.environments.set(data.name, { doc: data as EnvironmentDoc, at, lineAt: (p) => locate(doc, lc, p) });
     } else if (data.kind === 'EnvironmentGroup') {
       if (!dup(cfg.groups.get(data.name)?.at, 'environment group'))
-        cfg.groups.set(data.name, { doc: data as EnvironmentGroupDoc, at });
+        cfg.groups.set(data.name, { doc: data as EnvironmentGroupDoc, at, lineAt: (p) => locate(doc, lc, p) });
     } else if ((UNIT_KINDS as readonly string[]).includes(data.kind)) {
       if (dup(cfg.units.get(data.name)?.at, 'unit')) continue;
       const unit = data as UnitDoc;
@@ -408,6 +408,33 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
             fix: `use one of: ${[...cfg.environments.keys(), ...cfg.groups.keys()].join(', ') || '(none defined)'}, or define ${env}`,
           },
         ),
+      );
+    });
+  // Promotion gates name environments that exist, and never the environment itself.
+  for (const [name, e] of cfg.environments)
+    (e.doc.promotion?.after ?? []).forEach((a, i) => {
+      if (cfg.environments.has(a) && a !== name) return;
+      problems.push(
+        problem(
+          'NYL-CONFIG-REFERENCE',
+          a === name
+            ? `Environment ${name}: promotion.after names ${name} itself`
+            : `Environment ${name}: promotion.after names ${a}, which is not an Environment`,
+          {
+            subject: `${e.at.file}:${e.lineAt(['promotion', 'after', i])} promotion.after`,
+            fix: `use the environments that must have a source first: ${[...cfg.environments.keys()].filter((x) => x !== name).join(', ') || '(none defined)'}`,
+          },
+        ),
+      );
+    });
+  for (const [name, g] of cfg.groups)
+    (g.doc.promote ?? []).forEach((a, i) => {
+      if (cfg.environments.has(a)) return;
+      problems.push(
+        problem('NYL-CONFIG-REFERENCE', `EnvironmentGroup ${name}: promote names ${a}, which is not an Environment`, {
+          subject: `${g.at.file}:${g.lineAt(['promote', i])} promote`,
+          fix: `list defined environments in promotion order: ${[...cfg.environments.keys()].join(', ') || '(none defined)'}`,
+        }),
       );
     });
   for (const [name, e] of cfg.environments) {

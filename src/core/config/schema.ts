@@ -47,6 +47,13 @@ export const EnvironmentSchema = z
     group: name.optional().describe('EnvironmentGroup this environment belongs to'),
     driftRepair: driftRepair.optional(),
     sourceOrder: sourceOrder.optional(),
+    promotion: z
+      .strictObject({
+        after: z.array(name).min(1).describe('Environments that must have the source recorded first'),
+        verified: z.boolean().optional().describe('true: and a verify of them after it found no drift'),
+      })
+      .optional()
+      .describe('A promotion gate: reconcile a source here only after these environments have it'),
     coordinationRefPrefix: refPrefix.optional(),
   })
   .describe('A named target with its own lease and state refs');
@@ -58,6 +65,11 @@ export const EnvironmentGroupSchema = z
     description: z.string().optional(),
     driftRepair: driftRepair.optional(),
     sourceOrder: sourceOrder.optional(),
+    promote: z
+      .array(name)
+      .min(2)
+      .optional()
+      .describe('Environments in promotion order: each one after the one before it (shorthand for promotion.after)'),
     coordinationRefPrefix: refPrefix.optional(),
   })
   .describe('Settings shared by several environments');

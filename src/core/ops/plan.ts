@@ -34,21 +34,52 @@ export function computePlan(sel: Selection, recorded: EnvState, source: string, 
     const after = ev.action === 'pending' ? ` (after ${ev.on.join(', ')})` : '';
     rows.push({ ...row, ...planRow(d), ...(after ? { detail: `${planRow(d).detail}${after}` } : {}) });
   }
-  const digest = sha256Key(rows.map((r) => [r.unit, r.result, r.executionKey ?? ''])).slice(7, 19);
-  const token = `v1.${short(source)}.${short(recorded.tips.desired)}.${short(recorded.tips.observed)}.${digest}`;
+  const digest = rowsDigest(sel, rows);
+  // Not the source commit: a merge that resolves to the same documents keeps the token.
+  const token = `v2.${short(recorded.tips.desired)}.${short(recorded.tips.observed)}.${digest}`;
   return { rows, problems, token };
 }
 
+/**
+ * What the plan's rows say, in 12 hex digits: each unit's result and the execution key of its
+ * desired document (a unit whose inputs are not known yet: the key of its configuration).
+ */
+function rowsDigest(sel: Selection, rows: UnitRow[]): string {
+  return sha256Key(rows.map((r) => [r.unit, r.result, r.executionKey ?? configKey(sel, r.unit)])).slice(7, 19);
+}
+
+/** A unit's configuration as written (kind, name, spec, dependencies): known before its inputs are. */
+export function configKey(sel: Selection, unit: string): string {
+  const u = sel.units.get(unit);
+  return u ? sha256Key({ kind: u.doc.kind, name: u.doc.name, spec: u.doc.spec, deps: u.deps }) : '';
+}
+
 /** Refuses a plan token that no longer names the state: says what changed (NYL-PLAN-STALE, exit 2). */
-export function checkToken(env: string, given: string, current: Plan): Problem | undefined {
+export function checkToken(
+  env: string,
+  given: string,
+  current: Plan,
+  /** The rows the token was made for, when known (a PR comment keeps them): the changed units are named. */
+  givenRows?: Pick<UnitRow, 'unit' | 'result' | 'executionKey'>[],
+): Problem | undefined {
   if (given === current.token) return undefined;
-  const [v, src, des, obs, digest] = given.split('.');
-  const [, src2, des2, obs2] = current.token.split('.');
-  let what = 'the plan differs';
-  if (v !== 'v1' || digest === undefined) what = 'it is not a plan token';
-  else if (src !== src2) what = `the source changed (${src} → ${src2})`;
+  const [v, des, obs, digest] = given.split('.');
+  const [, des2, obs2] = current.token.split('.');
+  let what = 'what would run differs';
+  if (v === 'v1') what = 'it was made by an older nyl';
+  else if (v !== 'v2' || digest === undefined) what = 'it is not a plan token';
   else if (des !== des2) what = `the desired state changed (${des} → ${des2})`;
   else if (obs !== obs2) what = `the observed state changed (${obs} → ${obs2})`;
+  if (givenRows) {
+    const now = new Map(current.rows.map((r) => [r.unit, r]));
+    const before = new Map(givenRows.map((r) => [r.unit, r]));
+    const changed = [...new Set([...now.keys(), ...before.keys()])].filter((u) => {
+      const a = before.get(u);
+      const b = now.get(u);
+      return !a || !b || a.result !== b.result || (a.executionKey ?? '') !== (b.executionKey ?? '');
+    });
+    if (changed.length) what += `; units whose rows changed: ${changed.join(', ')}`;
+  }
   return problem('NYL-PLAN-STALE', `plan ${given} is stale: ${what}`, {
     subject: env,
     exit: Exit.refused,

@@ -18,6 +18,7 @@ import { leaseHeldProblem } from './lease-problems.js';
 import { transitionMessage } from './message.js';
 import { withoutSecretOutputs } from './outputs.js';
 import { checkToken, computePlan } from './plan.js';
+import { promotionGate, refusePending } from './promotion.js';
 import { exitFor, type OpReport, type RunReport, type UnitRow } from './report.js';
 import { startRun } from './run-start.js';
 import { judgeSource, type SourceVerdict } from './source-order.js';
@@ -95,6 +96,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       strict: l.sel.sourceOrder === 'strict',
       allowOlder: opts.allowOlderSource !== undefined,
     });
+    // A promotion gate: the environments before this one have the source, sound (and verified).
+    if (!source.superseded) refusePending(l.sel, await promotionGate(ctx, l.cfg, l.sel, l.cfg.source));
     return { stop: source.superseded, problems: source.problems };
   };
   // Take over from dead runs first: what they recorded is imported, what they did not, uncertain.

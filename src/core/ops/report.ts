@@ -45,6 +45,8 @@ export interface StatusReport {
   desired?: string;
   observed?: string;
   lease?: { state: string; run: string; holder: string; deadline: string };
+  /** The promotion gate, when the environment has one: where each environment before it stands. */
+  promotion?: { environment: string; source?: string; ready: boolean; missing: string[] }[];
   rows: StatusRow[];
   problems: Problem[];
   exit: ExitCode;
@@ -59,6 +61,8 @@ export interface OpReport {
   facts: [string, unknown][];
   /** Printed instead of the facts as text: documents as stored (state show). */
   document?: unknown;
+  /** Printed instead of the outcome line as text: a table (environments). */
+  table?: { header: string[]; rows: string[][] };
   problems: Problem[];
   exit: ExitCode;
 }

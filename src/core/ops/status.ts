@@ -5,6 +5,7 @@ import type { EnvState } from '../state/read.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
 import { driftOf, WHY_TEXT } from './decide.js';
 import { evaluateAll } from './evaluate.js';
+import { promotionGate } from './promotion.js';
 import { uncertainProblem } from './reconcile.js';
 import type { StatusReport, StatusRow } from './report.js';
 import { lateCheckpoints, previewImport } from './takeover.js';
@@ -142,10 +143,12 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
             deadline: recorded.lease.deadline,
           }
         : undefined;
+  const promotion = sel.promotion ? await promotionGate(ctx, cfg, sel, cfg.source) : undefined;
   return {
     operation: 'status',
     environment: env,
     source: cfg.source,
+    ...(promotion ? { promotion } : {}),
     desired: recorded.tips.desired,
     observed: recorded.tips.observed,
     lease,

@@ -9,6 +9,8 @@ export interface Selection {
   driftRepair: 'converge' | 'manual';
   /** What a source commit diverged from the recorded one gets: applied with a warning, or refused. */
   sourceOrder: 'lenient' | 'strict';
+  /** The promotion gate: environments that must have the source recorded (and verified) first. */
+  promotion?: { after: string[]; verified: boolean };
   /** Units of the environment by name. */
   units: Map<string, UnitConfig>;
   /** Topological layers; names sorted within a wave. */
@@ -56,9 +58,39 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
     prefix: env.doc.coordinationRefPrefix ?? group?.doc.coordinationRefPrefix ?? DEFAULT_PREFIX,
     driftRepair: env.doc.driftRepair ?? group?.doc.driftRepair ?? 'converge',
     sourceOrder: env.doc.sourceOrder ?? group?.doc.sourceOrder ?? 'lenient',
+    ...promotionOf(cfg, environment),
     units,
     waves: waves(units),
   };
+}
+
+/**
+ * An environment's promotion gate: its own `promotion`, or the place it has in its group's
+ * `promote` list (after the environment before it).
+ */
+export function promotionOf(cfg: Config, environment: string): { promotion?: { after: string[]; verified: boolean } } {
+  const env = cfg.environments.get(environment);
+  const own = env?.doc.promotion;
+  if (own) return { promotion: { after: own.after, verified: own.verified === true } };
+  for (const g of cfg.groups.values()) {
+    const list = g.doc.promote ?? [];
+    const i = list.indexOf(environment);
+    if (i > 0) return { promotion: { after: [list[i - 1] as string], verified: false } };
+  }
+  return {};
+}
+
+/** Every environment, each after the ones its promotion gate names (then by name). */
+export function promotionOrder(cfg: Config): string[] {
+  const out: string[] = [];
+  const visit = (e: string, seen: Set<string>) => {
+    if (out.includes(e) || seen.has(e)) return;
+    seen.add(e);
+    for (const a of promotionOf(cfg, e).promotion?.after ?? []) if (cfg.environments.has(a)) visit(a, seen);
+    out.push(e);
+  };
+  for (const e of [...cfg.environments.keys()].sort()) visit(e, new Set());
+  return out;
 }
 
 export function waves(units: Map<string, UnitConfig>): string[][] {

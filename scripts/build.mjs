@@ -13,7 +13,7 @@ const out = mkdtempSync(join(check ? tmpdir() : '.', check ? 'nyl-dist-' : '.dis
 // The CLI, and one bundle per GitHub Action (main steps and the shared post step).
 const entries = [
   { in: 'src/cli.ts', out: 'cli' },
-  ...['reconcile', 'recover', 'verify', 'lease-break', 'main', 'post'].map((a) => ({
+  ...['reconcile', 'plan', 'recover', 'verify', 'lease-break', 'main', 'post'].map((a) => ({
     in: `src/actions/entries/${a}.ts`,
     out: `${a}/index`,
   })),

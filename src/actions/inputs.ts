@@ -50,10 +50,17 @@ export const SCHEMAS = {
     approve: list,
     plan: z.string(),
     'allow-older-source': bool('allow-older-source'),
+    'plan-from-pr': bool('plan-from-pr'),
   }),
   recover: z.object({ ...common, unit: z.string(), retry: bool('retry'), accept: z.string(), reason: z.string() }),
   verify: z.object({ ...common, 'fail-on-drift': bool('fail-on-drift'), 'drift-issue': bool('drift-issue') }),
   'lease-break': z.object({ ...common, reason: z.string().min(1, 'reason is required: why the lease is broken') }),
+  plan: z.object({
+    ...common,
+    environment: z.string(),
+    environments: list,
+    comment: bool('comment'),
+  }),
 } as const;
 
 export type ActionName = keyof typeof SCHEMAS;
@@ -64,6 +71,8 @@ const DEFAULTS: Record<string, string> = {
   'cancel-grace': '5s',
   'fail-on-drift': 'true',
   'allow-older-source': 'false',
+  'plan-from-pr': 'false',
+  comment: 'true',
   'drift-issue': 'false',
 };
 
@@ -84,8 +93,16 @@ export function readInputs<A extends ActionName>(action: A): Inputs<A> {
     if (!x.unit && (x.retry || x.accept)) throw new InputError('inputs retry/accept need unit');
     if (!x.reason) throw new InputError('input reason is required: why (recorded with who asked)');
   }
+  if (action === 'plan') {
+    const x = r.data as Inputs<'plan'>;
+    if (!x.environment && !x.environments.length)
+      throw new InputError(
+        'input environments (or environment) is required: the environments to plan, e.g. dev, staging',
+      );
+  }
   if (action === 'reconcile') {
     const x = r.data as Inputs<'reconcile'>;
+    if (x['plan-from-pr'] && x.plan) throw new InputError('inputs plan and plan-from-pr: set one, not both');
     if (x.reapply && (!x.units.length || !x.reason))
       throw new InputError('input reapply needs units (the units to execute again) and reason');
     if (x['allow-older-source'] && !x.reason)

@@ -1,9 +1,9 @@
 import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
-import { factText } from '../cli/render.js';
 import { releaseAbandoned } from '../core/ops/abandon.js';
 import { noLookup } from '../core/ops/github-job.js';
 import { leaseBreak } from '../core/ops/lease-break.js';
+import { plan } from '../core/ops/plan.js';
 import { reconcile } from '../core/ops/reconcile.js';
 import { recover } from '../core/ops/recover.js';
 import type { OpReport, RunReport } from '../core/ops/report.js';
@@ -19,8 +19,11 @@ import { Exit, NylError, type Problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import { actionsJobLookup, currentJob } from '../github/jobs.js';
 import { syncDriftIssue } from './drift-issue.js';
+import { annotate, setOutput, useActorIdentity, useToken, workflowRunUrl } from './face.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
-import { inline, jobSummary } from './summary.js';
+import { planMissing } from './plan-action.js';
+import { keptRows, planComment, replyWithPlan, reviewedPlan } from './pr-plan.js';
+import { jobSummary, opSummary, unitAnnotations } from './summary.js';
 
 const RESULTS = [
   'executed',
@@ -36,59 +39,6 @@ const RESULTS = [
   'in-sync',
 ];
 const RESULT_OF_EXIT: Record<number, string> = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4: 'uncertain' };
-
-export function workflowRunUrl(): string | undefined {
-  const e = process.env;
-  return e.GITHUB_RUN_ID
-    ? `${e.GITHUB_SERVER_URL ?? 'https://github.com'}/${e.GITHUB_REPOSITORY}/actions/runs/${e.GITHUB_RUN_ID}`
-    : undefined;
-}
-
-/** A token given as input authenticates git over HTTPS for this process (actions/checkout's way). */
-function useToken(token: string): void {
-  if (!token) return;
-  core.setSecret(token);
-  const server = new URL(process.env.GITHUB_SERVER_URL ?? 'https://github.com');
-  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-  core.setSecret(basic);
-  // An empty value first resets the header list (actions/checkout persists its own header, and
-  // two Authorization headers are refused), then ours.
-  const n = Number(process.env.GIT_CONFIG_COUNT ?? 0);
-  const key = `http.${server.origin}/.extraheader`;
-  process.env.GIT_CONFIG_COUNT = String(n + 2);
-  process.env[`GIT_CONFIG_KEY_${n}`] = key;
-  process.env[`GIT_CONFIG_VALUE_${n}`] = '';
-  process.env[`GIT_CONFIG_KEY_${n + 1}`] = key;
-  process.env[`GIT_CONFIG_VALUE_${n + 1}`] = `AUTHORIZATION: basic ${basic}`;
-}
-
-/**
- * Who asked, on a runner (which has no git identity): the workflow's actor, unless an identity
- * is set. Recorded with lease breaks, recoveries and approvals.
- */
-function useActorIdentity(): void {
-  const e = process.env;
-  if (!e.GITHUB_ACTOR || e.GIT_COMMITTER_NAME || e.GIT_AUTHOR_NAME) return;
-  const email = e.GITHUB_ACTOR_ID
-    ? `${e.GITHUB_ACTOR_ID}+${e.GITHUB_ACTOR}@users.noreply.github.com`
-    : `${e.GITHUB_ACTOR}@users.noreply.github.com`;
-  e.GIT_COMMITTER_NAME = e.GITHUB_ACTOR;
-  e.GIT_COMMITTER_EMAIL = email;
-}
-
-/** Every output, annotation and summary goes through the one masking step. */
-function setOutput(name: string, value: string): void {
-  core.setOutput(name, masker.mask(value));
-}
-
-function annotate(problems: Problem[]): void {
-  for (const p of problems) {
-    const text = masker.mask(`${p.message}${p.fix ? `\nfix: ${p.fix}` : ''}`);
-    const props = { title: `${p.code}${p.subject ? ` (${p.subject})` : ''}` };
-    if (p.severity === 'error') core.error(text, props);
-    else core.warning(text, props);
-  }
-}
 
 function setOutputs(report: RunReport | OpReport): void {
   // A queued deploy of an older commit: `superseded`, not a failure.
@@ -114,42 +64,35 @@ function setOutputs(report: RunReport | OpReport): void {
   }
 }
 
-async function writeSummary(report: RunReport | OpReport, graph?: RunReport['graph']): Promise<void> {
+async function writeSummary(
+  report: RunReport | OpReport,
+  graph?: RunReport['graph'],
+  driftIssue?: { number: number; url: string },
+): Promise<void> {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
   const text =
     'rows' in report
-      ? jobSummary(report, { runUrl: workflowRunUrl(), graph })
-      : [
-          `## nyl ${report.operation} ${report.environment}: ${report.outcome}`,
-          '',
-          ...report.facts.map(([k, v]) => `- **${k}**: ${inline(`\`${factText(v)}\``)}`),
-          ...(workflowRunUrl() ? [`- **workflow run**: ${workflowRunUrl()}`] : []),
-          ...(report.problems.length
-            ? [
-                '',
-                '### What to do next',
-                '',
-                ...report.problems.map(
-                  (p) => `- **${p.severity} ${p.code}**: ${p.message}${p.fix ? `<br>fix: ${p.fix}` : ''}`,
-                ),
-              ]
-            : []),
-          '',
-        ].join('\n');
+      ? jobSummary(report, { runUrl: workflowRunUrl(), graph, driftIssue })
+      : opSummary(report, { runUrl: workflowRunUrl() });
   await core.summary.addRaw(masker.mask(text)).write();
 }
 
-async function operation(name: ActionName, ctx: OpContext, inputs: Inputs<ActionName>): Promise<RunReport | OpReport> {
+async function operation(
+  name: Exclude<ActionName, 'plan'>,
+  ctx: OpContext,
+  inputs: Inputs<ActionName>,
+): Promise<RunReport | OpReport> {
   const env = inputs.environment;
   if (name === 'reconcile') {
     const i = inputs as Inputs<'reconcile'>;
-    return reconcile(ctx, {
+    const opts = {
       environment: env,
       approve: i.approve.length ? i.approve : undefined,
       reapply: i.reapply ? { units: i.units, reason: i.reason } : undefined,
       plan: i.plan || undefined,
       allowOlderSource: i['allow-older-source'] ? { reason: i.reason } : undefined,
-    });
+    };
+    return i['plan-from-pr'] ? reconcileReviewed(ctx, opts, i) : reconcile(ctx, opts);
   }
   if (name === 'recover') {
     const i = inputs as Inputs<'recover'>;
@@ -166,7 +109,7 @@ async function operation(name: ActionName, ctx: OpContext, inputs: Inputs<Action
 }
 
 /** The main step of every action: inputs, the core operation, outputs, summary, annotations. */
-export async function runAction(name: ActionName): Promise<void> {
+export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void> {
   let inputs: Inputs<ActionName>;
   try {
     inputs = readInputs(name);
@@ -225,8 +168,16 @@ export async function runAction(name: ActionName): Promise<void> {
     core.saveState('run', 'rows' in report ? (report.run ?? '') : '');
     setOutputs(report);
     annotate(report.problems);
-    if (name === 'verify' && 'rows' in report) await driftAlerts(report, inputs as Inputs<'verify'>);
-    await writeSummary(report, 'rows' in report ? report.graph : undefined);
+    // Each unit that needs a person gets an annotation too (the ones a problem names already have one).
+    if ('rows' in report)
+      for (const a of unitAnnotations(report)) {
+        const props = { title: masker.mask(a.title) };
+        if (a.level === 'error') core.error(masker.mask(a.message), props);
+        else core.warning(masker.mask(a.message), props);
+      }
+    const driftIssue =
+      name === 'verify' && 'rows' in report ? await driftAlerts(report, inputs as Inputs<'verify'>) : undefined;
+    await writeSummary(report, 'rows' in report ? report.graph : undefined, driftIssue);
     const tolerated = name === 'verify' && report.exit === Exit.drift && !(inputs as Inputs<'verify'>)['fail-on-drift'];
     if (report.exit !== Exit.ok && !tolerated)
       core.setFailed(`nyl ${name} ${inputs.environment}: ${RESULT_OF_EXIT[report.exit]} (exit ${report.exit})`);
@@ -243,14 +194,19 @@ export async function runAction(name: ActionName): Promise<void> {
       await core.summary
         .addRaw(
           masker.mask(
-            [
-              `## nyl ${name} ${inputs.environment}: refused`,
-              '',
-              ...problems.map(
-                (p) => `- **${p.severity} ${p.code}**: ${inline(p.message)}${p.fix ? `<br>fix: ${inline(p.fix)}` : ''}`,
-              ),
-              '',
-            ].join('\n'),
+            opSummary(
+              {
+                operation: name,
+                environment: inputs.environment,
+                outcome: 'refused',
+                facts: [],
+                problems: problems.length
+                  ? problems
+                  : [{ severity: 'error', code: 'NYL-INTERNAL', message: msg, exit: 1 }],
+                exit: e instanceof NylError ? e.exit : 1,
+              },
+              { runUrl: workflowRunUrl() },
+            ),
           ),
         )
         .write();
@@ -265,7 +221,10 @@ export async function runAction(name: ActionName): Promise<void> {
   }
 }
 
-async function driftAlerts(report: RunReport, inputs: Inputs<'verify'>): Promise<void> {
+async function driftAlerts(
+  report: RunReport,
+  inputs: Inputs<'verify'>,
+): Promise<{ number: number; url: string } | undefined> {
   const drifted = report.rows.filter((r) => r.result === 'drifted');
   // Each drifted unit is annotated once, by its NYL-VERIFY-DRIFT problem (annotate).
   if (!inputs['drift-issue']) return;
@@ -287,6 +246,9 @@ async function driftAlerts(report: RunReport, inputs: Inputs<'verify'>): Promise
     );
     setOutput('drift-issue', r.number ? String(r.number) : '');
     core.info(`nyl: drift issue ${r.action}${r.number ? ` #${r.number}` : ''}`);
+    if (r.labelled === false)
+      core.info(`nyl: the token could not set the ${'nyl-drift'} label; the issue is found by the marker in its body`);
+    return r.number && r.url ? { number: r.number, url: r.url } : undefined;
   } catch (e) {
     // The verify report stands whatever the API says: its drift is recorded and summarized.
     const status = (e as { status?: number }).status;
@@ -364,4 +326,53 @@ async function stopLeftoverTools(groupsFile: string, graceMs: number): Promise<v
   core.info(
     left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : "nyl: the main step's tools are gone",
   );
+}
+
+/**
+ * `plan-from-pr`: the deploy of a merge commit executes exactly the plan reviewed on its pull
+ * request (the token in the environment's plan comment). A stale plan is refused (exit 2) and the
+ * plan as it is now is posted on the pull request, so the reviewer sees the difference.
+ */
+async function reconcileReviewed(
+  ctx: OpContext,
+  opts: Parameters<typeof reconcile>[1],
+  inputs: Inputs<'reconcile'>,
+): Promise<RunReport | OpReport> {
+  const env = opts.environment;
+  const token = inputs.token || process.env.GITHUB_TOKEN || '';
+  if (!token) throw planMissing(env, 'there is no token to read the pull request with (input token or GITHUB_TOKEN)');
+  const octokit = getOctokit(token);
+  const sha = process.env.GITHUB_SHA || (await ctx.repo.readCommit('HEAD'))?.oid || '';
+  const reviewed = await reviewedPlan(octokit, context.repo, sha, env).catch((e: unknown) => {
+    throw planMissing(env, `the pull request of ${sha} could not be read (${(e as Error)?.message ?? e})`);
+  });
+  if (!reviewed.pr) throw planMissing(env, `commit ${sha} belongs to no pull request`);
+  if (!reviewed.token) throw planMissing(env, `pull request #${reviewed.pr} has no nyl plan comment for ${env}`);
+  core.info(`nyl: executing the plan reviewed on pull request #${reviewed.pr}: ${reviewed.token}`);
+  try {
+    return await reconcile(ctx, {
+      ...opts,
+      plan: reviewed.token,
+      ...(reviewed.rows ? { planRows: keptRows(reviewed.rows) } : {}),
+    });
+  } catch (e) {
+    if (e instanceof NylError && e.problems.some((p) => p.code === 'NYL-PLAN-STALE')) {
+      const now = await plan(ctx, { environment: env });
+      const note = `**The plan reviewed here went stale before the deploy of ${sha}**: ${e.problems.find((p) => p.code === 'NYL-PLAN-STALE')?.message}. Nothing was executed. This is the plan as it is now:`;
+      await replyWithPlan(
+        octokit,
+        context.repo,
+        reviewed.pr,
+        masker.mask(planComment(now, { note }).replace(/^<!-- nyl-plan: [^>]+ -->\n/, '')),
+      ).catch((err: unknown) =>
+        core.warning(
+          `the new plan could not be posted on pull request #${reviewed.pr}: ${(err as Error)?.message ?? err}`,
+          {
+            title: 'NYL-PLAN-COMMENT',
+          },
+        ),
+      );
+    }
+    throw e;
+  }
 }

@@ -94,7 +94,6 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
  * NYL-LEASE-HELD when the lease moved meanwhile.
  */
 export async function writeBreak(ctx: OpContext, state: EnvState, v: LeaseVerdict, reason: string): Promise<LeaseDoc> {
-  const env = state.environment;
   const replaced = state.unreadable.filter(replaceable);
   const held = heldLease(state, v, replaced, ctx.now());
   const who = await ctx.repo.signature();

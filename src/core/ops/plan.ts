@@ -1,8 +1,11 @@
+import { loadConfig } from '../config/load.js';
 import type { Selection } from '../resolve/select.js';
+import { selectEnvironment } from '../resolve/select.js';
 import { leaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
+import { emptyEnvState } from '../state/read.js';
 import { sha256Key } from '../util/canonical.js';
-import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
+import { Exit, NylError, type Problem, problem, worstExit } from '../util/errors.js';
 import { WHY_TEXT } from './decide.js';
 import { type Evaluation, evaluateAll } from './evaluate.js';
 import type { RunReport, UnitRow } from './report.js';
@@ -19,7 +22,7 @@ export interface Plan {
 const short = (oid: string | undefined) => (oid ?? 'none').slice(0, 12);
 
 /** The plan as things stand (dead runs imported first, as a reconcile would). */
-export function computePlan(sel: Selection, recorded: EnvState, source: string, now: number): Plan {
+export function computePlan(sel: Selection, recorded: EnvState, now: number): Plan {
   const { state, problems } = previewImport(sel, recorded, leaseVerdict(recorded, now), now);
   const rows: UnitRow[] = [];
   for (const e of evaluateAll(sel, state).values()) {
@@ -48,6 +51,11 @@ function rowsDigest(sel: Selection, rows: UnitRow[]): string {
   return sha256Key(rows.map((r) => [r.unit, r.result, r.executionKey ?? configKey(sel, r.unit)])).slice(7, 19);
 }
 
+/** The short form of an execution key a kept plan row holds (a PR comment's hidden rows). */
+export function keptKey(executionKey: string | undefined): string | undefined {
+  return executionKey ? sha256Key(executionKey).slice(7, 15) : undefined;
+}
+
 /** A unit's configuration as written (kind, name, spec, dependencies): known before its inputs are. */
 export function configKey(sel: Selection, unit: string): string {
   const u = sel.units.get(unit);
@@ -71,7 +79,9 @@ export function checkToken(
   else if (des !== des2) what = `the desired state changed (${des} → ${des2})`;
   else if (obs !== obs2) what = `the observed state changed (${obs} → ${obs2})`;
   if (givenRows) {
-    const now = new Map(current.rows.map((r) => [r.unit, r]));
+    // Kept rows carry short digests of their keys (a PR comment has no room for whole ones).
+    const short = givenRows.some((r) => r.executionKey && !r.executionKey.startsWith('sha256:'));
+    const now = new Map(current.rows.map((r) => [r.unit, short ? { ...r, executionKey: keptKey(r.executionKey) } : r]));
     const before = new Map(givenRows.map((r) => [r.unit, r]));
     const changed = [...new Set([...now.keys(), ...before.keys()])].filter((u) => {
       const a = before.get(u);
@@ -88,9 +98,13 @@ export function checkToken(
 }
 
 /** What a reconcile would do now, executing nothing and writing nothing. */
-export async function plan(ctx: OpContext, opts: { environment: string }): Promise<RunReport> {
-  const { cfg, sel, state } = await loadEnvironment(ctx, opts.environment);
-  const { rows, problems, token } = computePlan(sel, state, cfg.source, ctx.now());
+export async function plan(
+  ctx: OpContext,
+  opts: { environment: string; asNewWhenUnreachable?: boolean },
+): Promise<RunReport> {
+  const { cfg, sel, state, unread } = await loadForPlan(ctx, opts);
+  const { rows, problems, token } = computePlan(sel, state, ctx.now());
+  problems.unshift(...unread);
   const n = rows.filter((r) => r.result === 'execute').length;
   const maybe = rows.filter((r) => r.result === 'maybe').length;
   const approval = rows.filter((r) => r.result === 'awaiting-approval').length;
@@ -134,5 +148,31 @@ function planRow(d: Exclude<Evaluation, { action: 'pending' }>): { result: strin
       return { result: 'held', detail: d.reason };
     case 'drifted':
       return { result: 'drifted', detail: d.reason };
+  }
+}
+
+/**
+ * Configuration and state for a plan. On a pull request (asNewWhenUnreachable) a remote whose
+ * state this token cannot read (a fork's read-only token, no permission) is planned as new, saying so.
+ */
+async function loadForPlan(ctx: OpContext, opts: { environment: string; asNewWhenUnreachable?: boolean }) {
+  try {
+    return { ...(await loadEnvironment(ctx, opts.environment)), unread: [] as Problem[] };
+  } catch (e) {
+    const p = e instanceof NylError ? e.problems.find((x) => x.code === 'NYL-REMOTE-UNREACHABLE') : undefined;
+    if (!opts.asNewWhenUnreachable || !p) throw e;
+    const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
+    const sel = selectEnvironment(cfg, opts.environment);
+    const unread = problem(
+      'NYL-REMOTE-UNREACHABLE',
+      `the recorded state of ${opts.environment} could not be read (${p.message}): it is planned as new`,
+      {
+        severity: 'warning',
+        subject: opts.environment,
+        exit: Exit.ok,
+        fix: 'give the plan job a token that can read the repository (contents: read)',
+      },
+    );
+    return { cfg, sel, state: emptyEnvState(sel.prefix, opts.environment), unread: [unread] };
   }
 }

@@ -35,6 +35,8 @@ export interface ReconcileOptions {
   reapply?: { units: string[]; reason: string };
   /** --plan: execute exactly the plan this token names, or refuse a stale one. */
   plan?: string;
+  /** The rows the plan showed, when known (a PR comment): a stale plan names the units that changed. */
+  planRows?: Pick<UnitRow, 'unit' | 'result' | 'executionKey'>[];
   /** --allow-older-source --reason: apply a source older than the recorded one, on purpose. */
   allowOlderSource?: { reason: string };
 }
@@ -117,8 +119,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   /** With --plan: each unit's row in the approved plan; nothing the plan did not list runs. */
   let planned: Map<string, string> | undefined;
   if (opts.plan) {
-    const current = computePlan(sel, original, cfg.source, ctx.now());
-    const stale = checkToken(env, opts.plan, current);
+    const current = computePlan(sel, original, ctx.now());
+    const stale = checkToken(env, opts.plan, current, opts.planRows);
     if (stale) throw new NylError(stale);
     planApproved = true;
     planned = new Map(current.rows.map((r) => [r.unit, r.result]));

@@ -168,6 +168,23 @@ async function readRunRef(
   return { id, ref, tip, record, desired, checkpoints, logs, basedOnFiles };
 }
 
+/** An environment with nothing recorded (a first run, or a plan that cannot read the remote). */
+export function emptyEnvState(prefix: string, environment: string): EnvState {
+  return {
+    environment,
+    refs: envRefs(prefix, environment),
+    allTips: new Map(),
+    tips: { runs: new Map(), evidence: new Map() },
+    observed: new Map(),
+    observedFiles: new Map(),
+    desiredFiles: new Map(),
+    desiredUids: new Map(),
+    runs: new Map(),
+    evidence: new Map(),
+    unreadable: [],
+  };
+}
+
 /** Reads an environment's state from the tips of its refs; never walks history. */
 export async function readEnvironment(
   repo: GitRepo,
@@ -184,8 +201,7 @@ export async function readEnvironment(
     if (m && ref.startsWith(`${prefix}/${environment}/`)) (m[1] === 'runs' ? runs : evidence).set(m[2] as string, oid);
   }
   const state: EnvState = {
-    environment,
-    refs,
+    ...emptyEnvState(prefix, environment),
     allTips: tips,
     tips: {
       lease: tips.get(refs.lease),
@@ -194,13 +210,6 @@ export async function readEnvironment(
       runs,
       evidence,
     },
-    observed: new Map(),
-    observedFiles: new Map(),
-    desiredFiles: new Map(),
-    desiredUids: new Map(),
-    runs: new Map(),
-    evidence: new Map(),
-    unreadable: [],
   };
   const reader = new Reader(repo);
   const filesOf = (scope: 'lease' | 'desired' | 'observed', ref: string, tip: string | undefined) =>

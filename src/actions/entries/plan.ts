@@ -1,0 +1,3 @@
+import { runPlanAction } from '../plan-action.js';
+
+await runPlanAction();

@@ -1,0 +1,136 @@
+import * as core from '@actions/core';
+import { context, getOctokit } from '@actions/github';
+import { plan } from '../core/ops/plan.js';
+import type { RunReport } from '../core/ops/report.js';
+import { openWorkspace } from '../core/ops/workspace.js';
+import { endAll } from '../core/proc/children.js';
+import { removeWorkdir } from '../core/proc/workdir.js';
+import { parseDuration } from '../core/util/duration.js';
+import { Exit, NylError, type Problem, problem, worstExit } from '../core/util/errors.js';
+import { masker } from '../core/util/mask.js';
+import { annotate, setOutput, useToken, workflowRunUrl } from './face.js';
+import { InputError, type Inputs, readInputs } from './inputs.js';
+import { planComment, type Repo, upsertPlanComment } from './pr-plan.js';
+import { jobSummary } from './summary.js';
+
+/**
+ * The plan action: plans each environment given from the checked-out configuration (a pull
+ * request's) against its recorded state, writing nothing under refs/nyl/ and running no unit
+ * script; on a pull request, keeps one comment per environment up to date with the plan and its
+ * token; outputs the tokens and counts; the job summary carries the same plans.
+ */
+export async function runPlanAction(): Promise<void> {
+  let inputs: Inputs<'plan'>;
+  try {
+    inputs = readInputs('plan');
+  } catch (e) {
+    const msg = e instanceof InputError ? e.message : String(e);
+    core.error(msg, { title: 'NYL-INPUT' });
+    core.setFailed(msg);
+    return;
+  }
+  useToken(inputs.token);
+  const envs = [...new Set([...(inputs.environment ? [inputs.environment] : []), ...inputs.environments])];
+  const plans: RunReport[] = [];
+  const failures: Problem[] = [];
+  try {
+    const ctx = await openWorkspace({
+      cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
+      config: inputs.config || undefined,
+      local: false,
+      remote: inputs.remote,
+      networkTimeoutMs: inputs['network-timeout'] ? parseDuration(inputs['network-timeout']) : undefined,
+    });
+    try {
+      for (const environment of envs)
+        try {
+          plans.push(await plan(ctx, { environment, asNewWhenUnreachable: true }));
+        } catch (e) {
+          if (!(e instanceof NylError)) throw e;
+          failures.push(...e.problems.map((p) => ({ ...p, subject: p.subject ?? environment })));
+        }
+    } finally {
+      ctx.repo.close();
+    }
+    await publish(plans, inputs);
+    annotate([...failures, ...plans.flatMap((p) => p.problems)]);
+    setPlanOutputs(plans);
+    if (process.env.GITHUB_STEP_SUMMARY)
+      await core.summary
+        .addRaw(masker.mask(plans.map((p) => jobSummary(p, { runUrl: workflowRunUrl() })).join('\n')))
+        .write();
+    const exit = worstExit([...failures, ...plans.flatMap((p) => p.problems)].map((p) => p.exit));
+    if (failures.length || exit === Exit.failed)
+      core.setFailed(`nyl plan: ${failures.map((p) => `${p.code}: ${p.message}`).join('; ') || `exit ${exit}`}`);
+  } catch (e) {
+    const msg =
+      e instanceof NylError ? e.problems.map((p) => `${p.code}: ${p.message}`).join('\n') : `NYL-INTERNAL: ${e}`;
+    if (e instanceof NylError) annotate(e.problems);
+    core.setFailed(msg);
+  } finally {
+    endAll();
+    removeWorkdir();
+  }
+}
+
+/** On a pull request: one comment per environment, updated in place. */
+async function publish(plans: RunReport[], inputs: Inputs<'plan'>): Promise<void> {
+  const pr = context.payload.pull_request?.number as number | undefined;
+  if (!pr || !inputs.comment) return;
+  const token = inputs.token || process.env.GITHUB_TOKEN || '';
+  if (!token) {
+    core.warning('the plan comment needs a token (input token or GITHUB_TOKEN) with pull-requests: write', {
+      title: 'NYL-PLAN-COMMENT',
+    });
+    return;
+  }
+  const octokit = getOctokit(token);
+  const repo: Repo = context.repo;
+  for (const p of plans)
+    try {
+      const r = await upsertPlanComment(octokit, repo, pr, p.environment, masker.mask(planComment(p)));
+      core.info(`nyl: plan comment for ${p.environment} ${r.action}: ${r.url}`);
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      core.warning(
+        `the plan of ${p.environment} could not be commented on pull request #${pr}${status ? ` (GitHub API answered ${status})` : ''}: ${masker.mask((e as Error)?.message ?? String(e))}; give the token \`pull-requests: write\``,
+        { title: 'NYL-PLAN-COMMENT' },
+      );
+    }
+}
+
+function setPlanOutputs(plans: RunReport[]): void {
+  const tokenOf = (p: RunReport) => String(p.extra?.find(([k]) => k === 'token')?.[1] ?? '');
+  const count = (result: string) => String(plans.flatMap((p) => p.rows).filter((r) => r.result === result).length);
+  setOutput('token', plans.length === 1 ? tokenOf(plans[0] as RunReport) : '');
+  setOutput('tokens', JSON.stringify(Object.fromEntries(plans.map((p) => [p.environment, tokenOf(p)]))));
+  setOutput('execute', count('execute'));
+  setOutput('maybe', count('maybe'));
+  setOutput('awaiting-approval', count('awaiting-approval'));
+  setOutput('current', count('current'));
+  setOutput(
+    'units',
+    JSON.stringify(
+      plans.flatMap((p) =>
+        p.rows.map((r) => ({
+          environment: p.environment,
+          unit: r.unit,
+          kind: r.kind,
+          result: r.result,
+          detail: r.detail,
+        })),
+      ),
+    ),
+  );
+}
+
+/** NYL-PLAN-MISSING: a deploy asked to run the reviewed plan, and there is none to find. */
+export function planMissing(env: string, why: string): NylError {
+  return new NylError(
+    problem('NYL-PLAN-MISSING', `no reviewed plan of ${env} to execute: ${why}; nothing was executed`, {
+      subject: env,
+      exit: Exit.refused,
+      fix: 'merge through a pull request whose plan job commented the plan (the plan workflow), or run the deploy without plan-from-pr',
+    }),
+  );
+}

@@ -1,0 +1,171 @@
+import type { getOctokit } from '@actions/github';
+import { keptKey } from '../core/ops/plan.js';
+import type { RunReport, UnitRow } from '../core/ops/report.js';
+import { inline } from './summary.js';
+
+/**
+ * Plans on pull requests: one comment per environment, found again by a hidden marker and updated
+ * in place, that shows what the deploy of the merge will execute and carries the plan's token
+ * (and, hidden, its rows, so a stale plan can say which units changed). The deploy of the merge
+ * commit finds the pull request of that commit, reads the token from the comment, and executes
+ * exactly that plan, or refuses a stale one and posts the new plan as a reply.
+ */
+type Octokit = ReturnType<typeof getOctokit>;
+export interface Repo {
+  owner: string;
+  repo: string;
+}
+
+/** GitHub refuses a comment body over 65,536 characters: stay under it. */
+export const COMMENT_BUDGET = 65_000;
+
+const marker = (env: string) => `<!-- nyl-plan: ${env} -->`;
+const DATA = /<!-- nyl-plan-data: (\{.*?\}) -->/s;
+const TOKEN = /\*\*Token\*\*: `(v\d+\.[0-9a-f.]+)`/;
+
+/** A plan row as the comment keeps it: unit, result, and a short digest of its execution key. */
+export type KeptRow = [string, string, string];
+
+const keep = (r: UnitRow): KeptRow => [r.unit, r.result, keptKey(r.executionKey) ?? ''];
+
+/** The rows of a kept plan as checkToken compares them. */
+export function keptRows(rows: KeptRow[]): Pick<UnitRow, 'unit' | 'result' | 'executionKey'>[] {
+  return rows.map(([unit, result, key]) => ({ unit, result, executionKey: key || undefined }));
+}
+
+const ATTENTION = [
+  'execute',
+  'maybe',
+  'inspect',
+  'awaiting-approval',
+  'failed',
+  'uncertain',
+  'blocked',
+  'held',
+  'drifted',
+];
+
+function tokenOf(plan: RunReport): string {
+  return String((plan.extra ?? []).find(([k]) => k === 'token')?.[1] ?? '');
+}
+
+function row(r: UnitRow): string {
+  return `| ${inline(r.unit)} | ${r.kind} | ${r.result} | ${inline(r.detail)} |`;
+}
+
+/**
+ * The comment for one environment's plan: counts, the units that execute and why, those awaiting
+ * approval, the dead runs the deploy imports first, the token; long lists collapsed, then cut
+ * (saying how many rows were left out) to stay under GitHub's limit.
+ */
+export function planComment(plan: RunReport, opts: { note?: string; budget?: number } = {}): string {
+  const budget = opts.budget ?? COMMENT_BUDGET;
+  const env = plan.environment;
+  const token = tokenOf(plan);
+  const summary = String((plan.extra ?? []).find(([k]) => k === 'plan')?.[1] ?? '');
+  const acting = plan.rows.filter((r) => ATTENTION.includes(r.result));
+  const quiet = plan.rows.filter((r) => !ATTENTION.includes(r.result));
+  const imports = plan.problems.filter((p) => p.code === 'NYL-RUN-UNIMPORTED');
+  const warnings = plan.problems.filter((p) => p.code !== 'NYL-RUN-UNIMPORTED');
+  const head = [
+    marker(env),
+    `### nyl plan for \`${env}\`: ${summary || 'nothing to do'}`,
+    '',
+    ...(opts.note ? [opts.note, ''] : []),
+    ...imports.map((p) => `- dead run imported first: ${inline(p.message)}`),
+    ...warnings.map((p) => `- **${p.severity} ${p.code}**: ${inline(p.message)}`),
+    ...(imports.length || warnings.length ? [''] : []),
+  ];
+  const tail = [
+    '',
+    `**Token**: \`${token}\``,
+    '',
+    `The deploy of the merge commit executes exactly this plan (reconcile with \`plan-from-pr: true\`), or refuses it if it went stale; the CLI: \`nyl reconcile -e ${env} --plan ${token}\`.`,
+    '',
+  ];
+  const data = `<!-- nyl-plan-data: ${JSON.stringify({ token, rows: plan.rows.map(keep) })} -->`;
+  const fits = (parts: string[]) => parts.join('\n').length + data.length + 1 < budget;
+  const table = (rows: UnitRow[]) => ['| Unit | Kind | Plan | Why |', '| --- | --- | --- | --- |', ...rows.map(row)];
+  const collapsed = (title: string, rows: UnitRow[]) =>
+    rows.length ? ['', `<details><summary>${title}</summary>`, '', ...table(rows), '', '</details>'] : [];
+  let body = [
+    ...head,
+    ...(acting.length ? table(acting) : ['Nothing executes.']),
+    ...collapsed(`${quiet.length} units unchanged`, quiet),
+    ...tail,
+  ];
+  if (!fits(body))
+    body = [...head, ...(acting.length ? table(acting) : []), `- ${quiet.length} units unchanged`, ...tail];
+  if (!fits(body)) {
+    // Cut the table: keep what fits, say how many rows were left out.
+    const lines = table(acting);
+    let shown = lines.length;
+    const attempt = () => [
+      ...head,
+      ...lines.slice(0, shown),
+      `| … | | | ${acting.length - (shown - 2)} more rows not shown: the comment is kept under GitHub's limit; the job summary has them all |`,
+      ...tail,
+    ];
+    while (shown > 2 && !fits(attempt())) shown--;
+    body = attempt();
+  }
+  // The rows for a later staleness check, when they fit too.
+  return fits(body) ? `${body.join('\n')}\n${data}\n` : `${body.join('\n')}\n`;
+}
+
+/** The token and rows of an environment's plan comment. */
+export function readPlanComment(body: string): { token?: string; rows?: KeptRow[] } {
+  const data = DATA.exec(body)?.[1];
+  if (data)
+    try {
+      const parsed = JSON.parse(data) as { token?: string; rows?: KeptRow[] };
+      if (parsed.token) return parsed;
+    } catch {
+      /* fall back to the visible token */
+    }
+  return { token: TOKEN.exec(body)?.[1] };
+}
+
+async function comments(octokit: Octokit, repo: Repo, pr: number) {
+  return octokit.paginate(octokit.rest.issues.listComments, { ...repo, issue_number: pr, per_page: 100 });
+}
+
+/** Creates the environment's plan comment on the pull request, or updates the one there (by its marker). */
+export async function upsertPlanComment(
+  octokit: Octokit,
+  repo: Repo,
+  pr: number,
+  env: string,
+  body: string,
+): Promise<{ id: number; url: string; action: 'created' | 'updated' | 'unchanged' }> {
+  const found = (await comments(octokit, repo, pr)).find((c) => c.body?.includes(marker(env)));
+  if (found?.body === body) return { id: found.id, url: found.html_url, action: 'unchanged' };
+  if (found) {
+    const r = await octokit.rest.issues.updateComment({ ...repo, comment_id: found.id, body });
+    return { id: r.data.id, url: r.data.html_url, action: 'updated' };
+  }
+  const r = await octokit.rest.issues.createComment({ ...repo, issue_number: pr, body });
+  return { id: r.data.id, url: r.data.html_url, action: 'created' };
+}
+
+/** A new comment (a reply, in GitHub's conversation) with the plan as it is now. */
+export async function replyWithPlan(octokit: Octokit, repo: Repo, pr: number, body: string): Promise<void> {
+  await octokit.rest.issues.createComment({ ...repo, issue_number: pr, body });
+}
+
+/**
+ * The reviewed plan of a pushed merge commit: its pull request (the one merged as that commit,
+ * else the first that holds it) and the environment's plan comment there.
+ */
+export async function reviewedPlan(
+  octokit: Octokit,
+  repo: Repo,
+  sha: string,
+  env: string,
+): Promise<{ pr?: number; token?: string; rows?: KeptRow[] }> {
+  const prs = (await octokit.rest.repos.listPullRequestsAssociatedWithCommit({ ...repo, commit_sha: sha })).data;
+  const pr = prs.find((p) => p.merge_commit_sha === sha) ?? prs[0];
+  if (!pr) return {};
+  const comment = (await comments(octokit, repo, pr.number)).find((c) => c.body?.includes(marker(env)));
+  return { pr: pr.number, ...(comment?.body ? readPlanComment(comment.body) : {}) };
+}

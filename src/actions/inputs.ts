@@ -93,13 +93,6 @@ export function readInputs<A extends ActionName>(action: A): Inputs<A> {
     if (!x.unit && (x.retry || x.accept)) throw new InputError('inputs retry/accept need unit');
     if (!x.reason) throw new InputError('input reason is required: why (recorded with who asked)');
   }
-  if (action === 'plan') {
-    const x = r.data as Inputs<'plan'>;
-    if (!x.environment && !x.environments.length)
-      throw new InputError(
-        'input environments (or environment) is required: the environments to plan, e.g. dev, staging',
-      );
-  }
   if (action === 'reconcile') {
     const x = r.data as Inputs<'reconcile'>;
     if (x['plan-from-pr'] && x.plan) throw new InputError('inputs plan and plan-from-pr: set one, not both');

@@ -1,5 +1,6 @@
 import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
+import { listEnvironments } from '../core/ops/environments.js';
 import { plan } from '../core/ops/plan.js';
 import type { RunReport } from '../core/ops/report.js';
 import { openWorkspace } from '../core/ops/workspace.js';
@@ -30,7 +31,7 @@ export async function runPlanAction(): Promise<void> {
     return;
   }
   useToken(inputs.token);
-  const envs = [...new Set([...(inputs.environment ? [inputs.environment] : []), ...inputs.environments])];
+  const given = [...new Set([...(inputs.environment ? [inputs.environment] : []), ...inputs.environments])];
   const plans: RunReport[] = [];
   const failures: Problem[] = [];
   try {
@@ -42,6 +43,10 @@ export async function runPlanAction(): Promise<void> {
       networkTimeoutMs: inputs['network-timeout'] ? parseDuration(inputs['network-timeout']) : undefined,
     });
     try {
+      // Every environment in promotion order (also an output, for a workflow's matrix) unless some are named.
+      const order = (await listEnvironments(ctx)).facts.find(([k]) => k === 'environments')?.[1] as string[];
+      setOutput('environments', JSON.stringify(order));
+      const envs = given.length ? given : order;
       for (const environment of envs)
         try {
           plans.push(await plan(ctx, { environment, asNewWhenUnreachable: true }));

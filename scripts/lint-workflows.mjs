@@ -23,8 +23,12 @@
 // never cancels a running Nyl step, at workflow or job level, and in a matrix that does not
 // cancel its siblings (kind nyl-concurrency): the runner kills a cancelled step 10 s after the
 // signal; and that a job whose token permissions are declared gives Nyl what it needs (kind
-// nyl-permissions). Any concurrency block that combines `queue: max` with
-// `cancel-in-progress: true`, which GitHub refuses, is reported too (kind concurrency).
+// nyl-permissions). A job whose only Nyl steps are plans needs no group and may cancel in
+// progress: a plan takes no lease and writes no state. A workflow on pull_request_target whose
+// job checks out the pull request's head (or merge ref) and runs Nyl on it is reported (kind
+// nyl-pr-security): a fork's code would run with the base repository's write token and secrets.
+// Any concurrency block that combines `queue: max` with `cancel-in-progress: true`, which GitHub
+// refuses, is reported too (kind concurrency).
 //
 // Action metadata is checked structurally as well (kind action-metadata): known keys, runs.using
 // node24, main/pre/post files present next to the action, a description on every input and
@@ -191,12 +195,28 @@ function nylCommand(ref, step) {
   return typeof command === 'string' && command ? command : 'reconcile';
 }
 
+/** Whether a `with:` value may be true: `true`, or an expression (it may evaluate to true). */
+const mayBeTrue = (v) => v === true || (typeof v === 'string' && (v.toLowerCase() === 'true' || v.includes('${{')));
+
 /**
- * What a Nyl action needs of the job's token: contents: write for its refs; actions: read to ask
- * the Actions API whether the job holding a lease has finished (every action that may wait on or
- * take over a lease); issues: write for verify's drift issue.
+ * What a Nyl action needs of the job's token: contents: write for its refs (plan only reads
+ * them); actions: read to ask the Actions API whether the job holding a lease has finished (every
+ * action that may wait on or take over a lease); issues: write for verify's drift issue;
+ * pull-requests: write for the plan comment, read for reconcile's plan-from-pr.
  */
 function nylNeeds(command, step) {
+  const input = (key) => scalar(get(get(step, 'with')?.value, key)?.value);
+  if (command === 'plan') {
+    const needs = [['contents', 'read', 'to fetch refs/nyl/<environment>/*']];
+    const comment = input('comment');
+    if (comment === undefined || mayBeTrue(comment))
+      needs.push([
+        'pull-requests',
+        'write',
+        'for the plan comment on the pull request (comment: true, the default; comment: false needs none)',
+      ]);
+    return needs;
+  }
   const needs = [['contents', 'write', 'to push refs/nyl/<environment>/*']];
   if (command !== 'lease-break')
     needs.push([
@@ -204,9 +224,14 @@ function nylNeeds(command, step) {
       'read',
       'to ask the Actions API whether the job holding a lease has finished (without it a lease left by a dead job waits for a person)',
     ]);
-  const issue = scalar(get(get(step, 'with')?.value, 'drift-issue')?.value);
-  if (command === 'verify' && (issue === true || issue === 'true'))
+  if (command === 'verify' && mayBeTrue(input('drift-issue')))
     needs.push(['issues', 'write', 'for the drift issue (drift-issue: true)']);
+  if (command === 'reconcile' && mayBeTrue(input('plan-from-pr')))
+    needs.push([
+      'pull-requests',
+      'read',
+      'to find the pull request of the pushed commit and its plan comment (plan-from-pr; pull-requests: write also lets it post the new plan there when the reviewed one went stale)',
+    ]);
   return needs;
 }
 
@@ -263,7 +288,8 @@ function nylActionProblems(text, file, root) {
       if (typeof ref !== 'string') continue;
       const actionFile = nylActionFile(ref, root);
       if (!actionFile) continue;
-      commands.push({ command: nylCommand(ref, step), step });
+      const command = nylCommand(ref, step);
+      commands.push({ command, step });
       const inputs = actionInputs(actionFile);
       if (!inputs) {
         report(uses.value, `"${ref}" names no Nyl action: ${relative(root, actionFile)} does not exist`, 'nyl-action');
@@ -280,9 +306,18 @@ function nylActionProblems(text, file, root) {
           );
       for (const [name, spec] of inputs)
         if (spec.required && spec.default === undefined && !given.some((g) => g.key === name))
-          report(withNode?.keyNode ?? uses.keyNode, `missing input "${name}" required by ${ref}`, 'nyl-action');
+          if (!(command === 'plan' && name === 'environment'))
+            // The root action's plan takes environments (default: every one) instead of environment.
+            report(withNode?.keyNode ?? uses.keyNode, `missing input "${name}" required by ${ref}`, 'nyl-action');
     }
     if (!commands.length) continue;
+    out.push(...prSecurityProblems(doc, at, file, job, commands));
+    // A plan takes no lease and writes no state: cancelling it is harmless (a newer push to the
+    // pull request supersedes it), so its job needs no group, and may cancel in progress.
+    if (commands.every((c) => c.command === 'plan')) {
+      permissionProblems(job, commands, workflowPermissions, report);
+      continue;
+    }
     // Both levels apply: a workflow-level group that cancels in progress cancels this job too.
     const groups = [workflowConcurrency, get(job.value, 'concurrency')].filter(Boolean);
     if (!groups.length)
@@ -307,15 +342,72 @@ function nylActionProblems(text, file, root) {
         `job "${job.key}" runs Nyl in a matrix with fail-fast on (the default): one failed environment would cancel the others mid-apply; set fail-fast: false`,
         'nyl-concurrency',
       );
-    // Declared permissions replace the defaults: whatever is not listed is none.
-    const permissions = get(job.value, 'permissions') ?? workflowPermissions;
-    const missing = new Map();
-    for (const { command, step } of commands)
-      for (const [scope, level, why] of nylNeeds(command, step))
-        if (grants(permissions, scope, level) === false && !missing.has(scope))
-          missing.set(scope, `${scope}: ${level} (${command}: ${why})`);
-    for (const text of missing.values())
-      report(permissions.keyNode, `job "${job.key}" runs Nyl with permissions that lack ${text}`, 'nyl-permissions');
+    permissionProblems(job, commands, workflowPermissions, report);
+  }
+  return out;
+}
+
+/** A job whose declared permissions lack what its Nyl steps need (kind nyl-permissions). */
+function permissionProblems(job, commands, workflowPermissions, report) {
+  // Declared permissions replace the defaults: whatever is not listed is none.
+  const permissions = get(job.value, 'permissions') ?? workflowPermissions;
+  const missing = new Map();
+  for (const { command, step } of commands)
+    for (const [scope, level, why] of nylNeeds(command, step)) {
+      // One problem per scope: the strongest level lacking (write includes read).
+      const before = missing.get(scope);
+      if (grants(permissions, scope, level) === false && (!before || (before.level === 'read' && level === 'write')))
+        missing.set(scope, { level, text: `${scope}: ${level} (${command}: ${why})` });
+    }
+  for (const { text } of missing.values())
+    report(permissions.keyNode, `job "${job.key}" runs Nyl with permissions that lack ${text}`, 'nyl-permissions');
+}
+
+/** The events a workflow runs on (`on:` as a string, a list or a map). */
+function workflowEvents(doc) {
+  const on = get(doc.contents, 'on')?.value;
+  if (isScalar(on)) return [String(on.value)];
+  if (isSeq(on)) return on.items.map((i) => String(scalar(i) ?? ''));
+  return pairs(on).map((p) => p.key);
+}
+
+/** What names the pull request's own code rather than the base branch's: its head, or its merge ref. */
+const PR_CODE =
+  /github\.event\.pull_request\.(?:head\.|merge_commit_sha|number)|github\.head_ref|github\.event\.number|refs\/pull\//;
+/** A `run:` that fetches or checks out the pull request's code. */
+const PR_CODE_RUN =
+  /\bgh\s+pr\s+checkout\b|refs\/pull\/|\bpull\/\$\{\{|github\.event\.pull_request\.head\.|github\.head_ref/;
+
+/**
+ * pull_request_target runs with the base repository's write token and secrets, and runs the
+ * workflow of the base branch precisely so that a fork's code does not: a job that checks out the
+ * pull request's head (or merge ref) there and runs Nyl on it puts a fork's nyl.yaml, scripts and
+ * local actions in reach of that token (kind nyl-pr-security). Plan pull requests on pull_request.
+ */
+function prSecurityProblems(doc, at, file, job, commands) {
+  if (!workflowEvents(doc).includes('pull_request_target')) return [];
+  const out = [];
+  const steps = isSeq(get(job.value, 'steps')?.value) ? get(job.value, 'steps').value.items : [];
+  const names = [...new Set(commands.map((c) => c.command))].join(', ');
+  for (const step of steps) {
+    const uses = scalar(get(step, 'uses')?.value);
+    const withNode = get(step, 'with')?.value;
+    const hits = [];
+    if (typeof uses === 'string' && /^actions\/checkout@/i.test(uses))
+      for (const key of ['ref', 'repository']) {
+        const v = get(withNode, key);
+        if (typeof scalar(v?.value) === 'string' && PR_CODE.test(scalar(v.value))) hits.push(v);
+      }
+    const run = get(step, 'run');
+    if (typeof scalar(run?.value) === 'string' && PR_CODE_RUN.test(scalar(run.value))) hits.push(run);
+    const hit = hits[0]; // one problem per step
+    if (hit)
+      out.push({
+        file,
+        ...at(hit.value),
+        message: `job "${job.key}" checks out the pull request's code on pull_request_target and runs Nyl (${names}) on it: a fork's nyl.yaml and code get this workflow's write token and secrets; run the plan on pull_request instead, whose token a fork cannot abuse`,
+        kind: 'nyl-pr-security',
+      });
   }
   return out;
 }

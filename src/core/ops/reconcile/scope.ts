@@ -1,0 +1,104 @@
+import type { DesiredUnit } from '../../resolve/desired.js';
+import type { Selection } from '../../resolve/select.js';
+import type { EnvState } from '../../state/read.js';
+import { NylError, problem } from '../../util/errors.js';
+import type { DecideOptions } from '../decide.js';
+import { type EvaluatedUnit, evaluateAll } from '../evaluate.js';
+import { checkToken, computePlan } from '../plan.js';
+import type { UnitRow } from '../report.js';
+import { desiredFiles, sameFiles } from '../transition.js';
+import type { OpContext } from '../workspace.js';
+import type { ReconcileOptions } from './options.js';
+
+/** What a reconcile may execute: the decisions' options, the approved plan's rows, the removed units. */
+export interface Scope {
+  decide: DecideOptions;
+  /** With --plan: each unit's row in the approved plan; nothing the plan did not list runs. */
+  planned?: Map<string, string>;
+  plan?: string;
+  /** Units that left the configuration: reported until torn down or forgotten, never dropped. */
+  removed: UnitRow[];
+}
+
+/** The select phase: named units exist, an approved plan is still the plan, what left is listed. */
+export function selectScope(
+  sel: Selection,
+  recorded: EnvState,
+  state: EnvState,
+  opts: ReconcileOptions,
+  now: number,
+): Scope {
+  const env = sel.environment;
+  for (const u of [...(opts.approve ?? []), ...(opts.reapply?.units ?? [])]) refuseUnknown(sel, u);
+  let planned: Map<string, string> | undefined;
+  if (opts.plan) {
+    const current = computePlan(sel, recorded, now);
+    const stale = checkToken(env, opts.plan, current, opts.planRows);
+    if (stale) throw new NylError(stale);
+    planned = new Map(current.rows.map((r) => [r.unit, r.result]));
+  }
+  return {
+    decide: {
+      driftRepair: sel.driftRepair,
+      approved: new Set(opts.approve ?? []),
+      reapply: new Set(opts.reapply?.units ?? []),
+      planApproved: planned !== undefined,
+    },
+    planned,
+    plan: opts.plan,
+    removed: removedRows(sel, state),
+  };
+}
+
+export function refuseUnknown(sel: Selection, unit: string): void {
+  if (sel.units.has(unit)) return;
+  const env = sel.environment;
+  throw new NylError(
+    problem('NYL-UNIT-UNKNOWN', `${env} has no unit ${unit}`, {
+      subject: unit,
+      fix: `units of ${env}: ${[...sel.units.keys()].join(', ')}`,
+    }),
+  );
+}
+
+function removedRows(sel: Selection, state: EnvState): UnitRow[] {
+  const env = sel.environment;
+  return [...state.observed.values()]
+    .filter((o) => !sel.units.has(o.name))
+    .map((o) => {
+      // An uncertain unit stays uncertain (and the exit code says so) even out of the configuration.
+      const uncertain = o.condition?.state === 'uncertain';
+      return {
+        unit: o.name,
+        kind: o.kind,
+        result: uncertain ? 'uncertain' : 'removed',
+        detail: `${uncertain ? `${o.condition?.reason}; ` : ''}no longer in the configuration; its state is kept until \`nyl teardown -e ${env}\` or \`nyl state forget -e ${env} --unit ${o.name}\``,
+      };
+    });
+}
+
+/** The decide phase, before anything is taken: each unit's evaluation against the recorded state. */
+export interface Upfront {
+  evaluations: Map<string, EvaluatedUnit>;
+  desired: Map<string, DesiredUnit>;
+  /** Nothing to execute or inspect and the desired documents as recorded: no lease, no write. */
+  nothingToDo: boolean;
+}
+
+export function decideUpfront(
+  ctx: OpContext,
+  sel: Selection,
+  state: EnvState,
+  scope: Scope,
+  takeover: boolean,
+): Upfront {
+  const evaluations = evaluateAll(sel, state, scope.decide);
+  const desired = new Map<string, DesiredUnit>();
+  for (const [n, e] of evaluations) if (e.desired) desired.set(n, e.desired);
+  const anyWork = [...evaluations.values()].some((e) =>
+    ['execute', 'pending', 'inspect'].includes(e.evaluation.action),
+  );
+  const nothingToDo =
+    !takeover && !anyWork && sameFiles(ctx.repo, desiredFiles(sel, desired, state), state.desiredFiles);
+  return { evaluations, desired, nothingToDo };
+}

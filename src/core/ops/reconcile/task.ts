@@ -1,0 +1,204 @@
+import type { ExecuteContext, ExecuteResult, InspectResult } from '../../drivers/driver.js';
+import { driverFor } from '../../drivers/index.js';
+import type { DesiredUnit } from '../../resolve/desired.js';
+import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../../state/documents.js';
+import { Exit, type Problem, problem } from '../../util/errors.js';
+import { isoTime } from '../../util/time.js';
+import { WHY_TEXT } from '../decide.js';
+import type { Evaluation } from '../evaluate.js';
+import { withoutSecretOutputs } from '../outputs.js';
+import type { UnitRow } from '../report.js';
+
+/**
+ * One unit in one run: what happened to it (its row), what that means for the units after it
+ * (its evaluation), and what this run records about it (its observed document, its desired one).
+ */
+export interface Outcome {
+  row: UnitRow;
+  evaluation: Evaluation;
+  /** New observed document, when this run changes it. */
+  observed?: ObservedUnit;
+  desired?: DesiredUnit;
+}
+
+/** A unit this run executes: its resolved document, why, and what was recorded of it before. */
+export interface Task {
+  name: string;
+  desired: DesiredUnit;
+  why: string;
+  prior?: ObservedUnit;
+}
+
+/**
+ * A driver that throws (a bug) must not take the run down with units still running: its unit is
+ * uncertain, the others finish and are checkpointed.
+ */
+export async function safeExecute(fn: () => Promise<ExecuteResult>): Promise<ExecuteResult> {
+  try {
+    return await fn();
+  } catch (e) {
+    return {
+      status: 'uncertain',
+      reason: `its driver failed: ${(e as Error)?.message ?? e}; its effects are unknown`,
+      log: '',
+      durationMs: 0,
+    };
+  }
+}
+
+/** Executes a task: the driver's result, with no secret left in its outputs. */
+export async function execute(t: Task, ctx: ExecuteContext): Promise<ExecuteResult> {
+  const executed = await safeExecute(() => driverFor(t.desired.kind).execute(ctx));
+  return executed.status === 'succeeded' ? withoutSecretOutputs(executed) : executed;
+}
+
+/** Asks an uncertain unit's driver whether its effects were applied (inspect policy). */
+export async function inspect(t: Omit<Task, 'why'>, ctx: ExecuteContext): Promise<InspectResult> {
+  const driver = driverFor(t.desired.kind);
+  if (!driver.inspect) return { status: 'unknown', reason: 'its kind cannot inspect', log: '' };
+  return driver.inspect(ctx).catch((e: unknown) => ({
+    status: 'unknown' as const,
+    reason: `inspect failed: ${(e as Error)?.message ?? e}`,
+    log: '',
+  }));
+}
+
+/** A unit that stays uncertain (a cancel came first, or its driver could not tell). */
+export function stillUncertain(t: Omit<Task, 'why'>, reason: string): Outcome {
+  return {
+    row: { unit: t.name, kind: t.desired.kind, result: 'uncertain', detail: reason },
+    evaluation: { action: 'wait', state: 'uncertain', reason },
+    desired: t.desired,
+  };
+}
+
+export function notStarted(name: string, desired: DesiredUnit): Outcome {
+  return {
+    row: { unit: name, kind: desired.kind, result: 'skipped', detail: 'not started: the run was cancelled' },
+    evaluation: { action: 'blocked', on: '', reason: 'the run was cancelled' },
+    desired,
+  };
+}
+
+/** The row of a unit this run does not execute. */
+export function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
+  switch (e.action) {
+    case 'current':
+      return { unit, kind, result: 'current', detail: '' };
+    case 'wait':
+      return { unit, kind, result: e.state, detail: e.reason };
+    case 'blocked':
+      return { unit, kind, result: 'blocked', detail: e.reason };
+    case 'invalid':
+      return { unit, kind, result: 'failed', detail: e.reason };
+    case 'pending':
+      return { unit, kind, result: 'pending', detail: `inputs known after ${e.on.join(', ')} executes` };
+    case 'execute':
+      return { unit, kind, result: 'execute', detail: WHY_TEXT[e.why] };
+    case 'inspect':
+      return { unit, kind, result: 'inspect', detail: 'uncertain; its driver checks whether it was applied' };
+    case 'awaiting-approval':
+      return { unit, kind, result: 'awaiting-approval', detail: e.reason };
+    case 'held':
+      return { unit, kind, result: 'held', detail: e.reason };
+    case 'drifted':
+      return { unit, kind, result: 'drifted', detail: e.reason };
+  }
+}
+
+/** What an execution's result records: a receipt, or a condition (failed or uncertain). */
+export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, source: string): Outcome {
+  const at = isoTime(now);
+  // Repairs stay on record; observations were about the old receipt; an approval is used up.
+  const base: ObservedUnit = {
+    schema: 'nyl.observed-unit/v1' as const,
+    name: t.name,
+    kind: t.desired.kind,
+    uid: t.desired.uid,
+    lastRun: run,
+    ...(t.prior?.repairs ? { repairs: t.prior.repairs } : {}),
+  };
+  if (r.status === 'succeeded') {
+    const receipt: Receipt = {
+      executionKey: t.desired.executionKey,
+      uid: t.desired.uid,
+      run,
+      source,
+      at,
+      outputs: r.outputs,
+      artifacts: r.artifacts,
+    };
+    return {
+      row: {
+        unit: t.name,
+        kind: t.desired.kind,
+        result: t.why === 'recover' ? 'recovered' : 'executed',
+        detail: '',
+        durationMs: r.durationMs,
+        executionKey: t.desired.executionKey,
+      },
+      evaluation: { action: 'current' },
+      observed: { ...base, receipt },
+      desired: t.desired,
+    };
+  }
+  const condition: Condition =
+    r.status === 'failed'
+      ? {
+          state: 'failed',
+          reason: r.reason,
+          run,
+          since: at,
+          retryable: r.retryable,
+          exitCode: r.exitCode,
+          executionKey: t.desired.executionKey,
+        }
+      : { state: 'uncertain', reason: r.reason, run, since: at, checkpointed: true };
+  return {
+    row: {
+      unit: t.name,
+      kind: t.desired.kind,
+      result: r.status === 'failed' ? 'failed' : 'uncertain',
+      detail: r.reason,
+      durationMs: r.durationMs,
+    },
+    evaluation: { action: 'wait', state: condition.state, reason: r.reason },
+    observed: { ...base, receipt: t.prior?.receipt, condition, ...(t.prior?.drift ? { drift: t.prior.drift } : {}) },
+    desired: t.desired,
+  };
+}
+
+/** The checkpoint of an execution, on the run ref before the next wave. */
+export function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number, source: string): Checkpoint {
+  const c: Checkpoint = {
+    schema: 'nyl.checkpoint/v1',
+    name: d.name,
+    kind: d.kind,
+    uid: d.uid,
+    executionKey: d.executionKey,
+    source,
+    result: r.status,
+    at: isoTime(now),
+    durationMs: r.durationMs,
+  };
+  if (r.status === 'succeeded') {
+    c.outputs = r.outputs;
+    c.artifacts = r.artifacts;
+  } else {
+    c.reason = r.reason;
+    if (r.status === 'failed') {
+      c.exitCode = r.exitCode;
+      c.retryable = r.retryable;
+    }
+  }
+  return c;
+}
+
+export function uncertainProblem(env: string, unit: string, reason: string): Problem {
+  return problem('NYL-UNIT-UNCERTAIN', `unit ${unit} is uncertain: ${reason}`, {
+    severity: 'warning',
+    subject: unit,
+    exit: Exit.uncertain,
+    fix: `check what the execution did; a unit whose recovery policy converges runs again in the next nyl reconcile, otherwise run \`nyl recover -e ${env} --unit ${unit} --retry --reason <text>\` once it is safe to run it again`,
+  });
+}

@@ -1,0 +1,222 @@
+import type { ExecuteContext } from '../../drivers/driver.js';
+import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
+import type { Selection } from '../../resolve/select.js';
+import { FILES, type ObservedUnit } from '../../state/documents.js';
+import { GRACE_MS } from '../../state/lease.js';
+import type { EnvState } from '../../state/read.js';
+import { prettyJson } from '../../util/canonical.js';
+import { crashPoint } from '../../util/crash.js';
+import { masker } from '../../util/mask.js';
+import { mapPool } from '../../util/pool.js';
+import { isoTime } from '../../util/time.js';
+import { type Evaluation, evaluateUnit, uidFor } from '../evaluate.js';
+import { withoutSecretOutputs } from '../outputs.js';
+import type { ImportResult } from '../takeover.js';
+import type { OpContext } from '../workspace.js';
+import type { Scope } from './scope.js';
+import {
+  checkpointOf,
+  execute,
+  inspect,
+  notStarted,
+  type Outcome,
+  outcomeOf,
+  staticRow,
+  stillUncertain,
+  type Task,
+} from './task.js';
+import type { RunWriter } from './writer.js';
+
+type Execution = Extract<Evaluation, { action: 'execute' }>;
+
+/** What the execute phase works with: one run, its scope, its writer. */
+export interface RunInput {
+  ctx: OpContext;
+  sel: Selection;
+  /** The state after the import of dead runs. */
+  state: EnvState;
+  imp?: ImportResult;
+  scope: Scope;
+  writer: RunWriter;
+  source: string;
+  parallelism: number;
+}
+
+/** What the waves did: each unit's outcome, why the executed ones ran, the log tails to keep. */
+export interface Executed {
+  outcomes: Map<string, Outcome>;
+  executions: Map<string, Execution>;
+  outputs: Map<string, Record<string, string>>;
+  /** Log tails kept on observed: imported executions' (blobs on the dead run's ref), and this run's. */
+  logs: Map<string, string | { oid: string }>;
+}
+
+/**
+ * The execute phase, wave by wave: each unit is evaluated against what the waves before it did;
+ * uncertain units whose kind can look are inspected (applied is recovered, not applied runs
+ * again); the wave's executions start after one write records them, run in parallel, and are
+ * checkpointed by the next write.
+ */
+export async function executeWaves(r: RunInput): Promise<Executed> {
+  const ex: Executed = {
+    outcomes: new Map(),
+    executions: new Map(),
+    outputs: new Map(),
+    logs: new Map([...(r.imp?.logs ?? [])].map(([n, oid]) => [n, { oid }])),
+  };
+  for (let w = 0; w < r.sel.waves.length; w++) {
+    const { toRun, toInspect } = evaluateWave(r, w, ex);
+    toRun.push(...(await inspectUncertain(r, toInspect, ex)));
+    toRun.sort((a, b) => (a.name < b.name ? -1 : 1));
+    if (toRun.length) await executeWave(r, w, toRun, ex);
+  }
+  return ex;
+}
+
+/** What the driver of a unit gets in this run. */
+function driverContext(r: RunInput, unit: DesiredUnit): ExecuteContext {
+  return {
+    environment: r.sel.environment,
+    run: r.writer.run,
+    unit,
+    cwd: r.ctx.repo.root,
+    timeoutMs: timeoutMs(unit),
+    cancellation: r.ctx.cancellation,
+    mask: masker.mask,
+    local: r.ctx.opts.local,
+  };
+}
+
+function evaluateWave(r: RunInput, w: number, ex: Executed) {
+  const toRun: Task[] = [];
+  const toInspect: Omit<Task, 'why'>[] = [];
+  for (const name of r.sel.waves[w] as string[]) {
+    const ev = evaluateUnit(
+      r.sel,
+      r.state,
+      name,
+      (dep) => ex.outcomes.get(dep)?.evaluation,
+      (dep) => ex.outputs.get(dep) ?? r.state.observed.get(dep)?.receipt?.outputs,
+      uidFor(r.state, name),
+      r.scope.decide,
+      (d) => ex.outcomes.get(d)?.observed?.receipt?.artifacts,
+    );
+    const e = ev.evaluation;
+    if (e.action === 'execute' && ev.desired && r.scope.planned && !inPlan(r.scope.planned.get(name), e)) {
+      const reason = `not in the approved plan ${r.scope.plan}: review it again with \`nyl plan -e ${r.sel.environment}\``;
+      ex.outcomes.set(name, {
+        row: { unit: name, kind: ev.kind, result: 'awaiting-approval', detail: reason },
+        evaluation: { action: 'awaiting-approval', why: e.why, reason },
+        desired: ev.desired,
+      });
+    } else if (e.action === 'execute' && ev.desired) {
+      toRun.push({ name, desired: ev.desired, why: e.why, prior: ev.observed });
+      ex.executions.set(name, e);
+    } else if (e.action === 'inspect' && ev.desired) {
+      toInspect.push({ name, desired: ev.desired, prior: ev.observed });
+    } else {
+      ex.outcomes.set(name, staticOutcome(r, name, ev.kind, e, ev.desired, ev.observed));
+    }
+  }
+  return { toRun, toInspect };
+}
+
+/** A unit this run does not execute; an invalid one records its failure. */
+function staticOutcome(
+  r: RunInput,
+  name: string,
+  kind: string,
+  e: Evaluation,
+  desired?: DesiredUnit,
+  prior?: ObservedUnit,
+): Outcome {
+  const imported = r.imp?.rows.get(name);
+  let row = staticRow(name, kind, e);
+  // An import shows as such, unless the unit's state says more (failed, blocked, ...).
+  if (imported && (row.result === 'current' || row.result === imported.result)) row = imported;
+  const o: Outcome = { row, evaluation: e, desired };
+  if (e.action === 'invalid')
+    o.observed = {
+      schema: 'nyl.observed-unit/v1',
+      name,
+      kind,
+      uid: uidFor(r.state, name),
+      receipt: prior?.receipt,
+      condition: { state: 'failed', reason: e.reason, run: r.writer.run, since: isoTime(r.ctx.now()), retryable: true },
+      lastRun: r.writer.run,
+    };
+  return o;
+}
+
+/** Uncertain units whose kind can observe its effects: the ones found not applied run again. */
+async function inspectUncertain(r: RunInput, toInspect: Omit<Task, 'why'>[], ex: Executed): Promise<Task[]> {
+  const again: Task[] = [];
+  await mapPool(toInspect, r.parallelism, async (t) => {
+    const was = t.prior?.condition?.reason ?? 'uncertain';
+    // After a cancel nothing more is asked: the unit stays uncertain for the next run.
+    if (r.ctx.cancellation.requested) return void ex.outcomes.set(t.name, stillUncertain(t, was));
+    const found = await inspect(t, driverContext(r, t.desired));
+    if (found.status === 'not-applied') return void again.push({ ...t, why: 'recover' });
+    if (found.status === 'unknown') return void ex.outcomes.set(t.name, stillUncertain(t, `${was}; ${found.reason}`));
+    const result = {
+      status: 'succeeded' as const,
+      outputs: { ...t.prior?.receipt?.outputs, ...found.outputs },
+      artifacts: found.artifacts,
+      log: found.log,
+      durationMs: 0,
+    };
+    const o = outcomeOf({ ...t, why: 'recover' }, withoutSecretOutputs(result), r.writer.run, r.ctx.now(), r.source);
+    o.row.detail = 'inspect: applied';
+    ex.outcomes.set(t.name, o);
+    ex.outputs.set(t.name, o.observed?.receipt?.outputs ?? {});
+  });
+  return again;
+}
+
+/** One wave's executions: recorded on the run ref first, run in parallel, checkpointed after. */
+async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed): Promise<void> {
+  const { ctx, writer } = r;
+  if (ctx.cancellation.requested) {
+    for (const t of toRun) ex.outcomes.set(t.name, notStarted(t.name, t.desired));
+    return;
+  }
+  // Before a unit starts, the run ref records its desired document and uid.
+  for (const t of toRun) writer.session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
+  Object.assign(writer.record, { state: 'executing', phase: 'wave', wave: w, executing: toRun.map((t) => t.name) });
+  await writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
+
+  let finished = 0;
+  await mapPool(toRun, r.parallelism, async (t) => {
+    // A cancel, or a lease found lost by the heartbeat, stops units waiting for a slot: they never started.
+    if (ctx.cancellation.requested || writer.session.heartbeatFailure !== undefined)
+      return void ex.outcomes.set(t.name, notStarted(t.name, t.desired));
+    ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
+    const result = await execute(t, driverContext(r, t.desired));
+    const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);
+    ex.outcomes.set(t.name, o);
+    if (result.status === 'succeeded') ex.outputs.set(t.name, result.outputs);
+    writer.checkpoint(checkpointOf(t.desired, result, ctx.now(), r.source));
+    writer.session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
+    ex.logs.set(t.name, result.log);
+    ctx.onEvent({
+      type: 'unit-finish',
+      unit: t.name,
+      kind: t.desired.kind,
+      result: o.row.result,
+      durationMs: result.durationMs,
+    });
+    if (++finished === 1) crashPoint('mid-wave');
+  });
+  await writer.session.settleHeartbeat();
+  writer.record.executing = [];
+}
+
+/**
+ * Whether an approved plan lets a unit execute now: it listed it as executing, inspecting or
+ * awaiting approval (the token approves that); a `maybe` only when its inputs did change, and
+ * for nothing else (a maybe was approved for nothing).
+ */
+function inPlan(row: string | undefined, e: Execution): boolean {
+  if (row === 'execute' || row === 'inspect' || row === 'awaiting-approval') return true;
+  return row === 'maybe' && e.why === 'changed' && e.approvedBy === undefined;
+}

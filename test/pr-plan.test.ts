@@ -149,6 +149,34 @@ describe('plans on pull requests', () => {
     expect(replies[1]?.body).toContain('| other | Command | execute |');
   });
 
+  it('a plan comment planted by someone without write access is neither updated nor executed', async () => {
+    const marks = tempDir('nyl-marks-');
+    const w = setup(config(marks));
+    expect((await step('reconcile', w, { inputs: { environment: 'dev' } })).code).toBe(0);
+    const main = git(w.dir, 'rev-parse', 'HEAD');
+    git(w.dir, 'checkout', '-q', '-b', 'pr-8');
+    commit(w, config(marks, { app: 'a2' }), 'change app');
+    const planted =
+      '<!-- nyl-plan: dev -->\n### nyl plan for `dev`: nothing to execute\n\n**Token**: `v2.000000000000.000000000000.000000000000`\n';
+    gh.plant(8, planted, { login: 'mallory', type: 'User' });
+
+    const planned = await planStep(w, 8);
+    expect(planned.code, planned.stdout + planned.stderr).toBe(0);
+    const comments = gh.commentsOn(8);
+    expect(comments).toHaveLength(2);
+    expect(comments[0]?.body).toBe(planted);
+    expect(comments[1]?.body).toContain(`**Token**: \`${planned.outputs.token}\``);
+
+    git(w.dir, 'checkout', '-q', main);
+    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #8', 'pr-8');
+    const merge = git(w.dir, 'rev-parse', 'HEAD');
+    gh.pulls.set(merge, [{ number: 8, merge_commit_sha: merge }]);
+    const deploy = await deployStep(w, merge);
+    expect(deploy.code, deploy.stdout + deploy.stderr).toBe(0);
+    expect(deploy.stdout).toContain(`executing the plan reviewed on pull request #8: ${planned.outputs.token}`);
+    expect(runs(marks, 'app')).toBe(2);
+  });
+
   it('a deploy with plan-from-pr of a commit of no pull request is refused: nothing to execute', async () => {
     const w = setup(config(tempDir('nyl-marks-')));
     const sha = git(w.dir, 'rev-parse', 'HEAD');

@@ -84,6 +84,15 @@ describe('a promotion gate', () => {
     const text = await nyl(s.dir, ['status', '-e', 'staging', ...LOCAL]);
     expect(text.stdout).toMatch(/\n {2}after dev: ready \(at [0-9a-f]{40}\)\n/);
 
+    // A commit that changes nothing for dev (a README): dev's reconcile writes nothing and
+    // records no new source, yet staging may take it.
+    commitFiles(s.dir, { 'README.md': 'docs only\n' });
+    const noop = await nyl(s.dir, ['reconcile', '-e', 'dev', ...LOCAL]);
+    expect(noop.code, noop.stderr).toBe(0);
+    expect(s.runs('dev')).toBe(3);
+    const readme = await nyl(s.dir, ['reconcile', '-e', 'staging', ...LOCAL]);
+    expect(readme.code, readme.stderr).toBe(0);
+
     // A new source: staging waits for dev again.
     commitFiles(s.dir, { 'nyl.yaml': s.config('v2') });
     const again = await nyl(s.dir, ['reconcile', '-e', 'staging', ...LOCAL]);

@@ -126,8 +126,19 @@ export function readPlanComment(body: string): { token?: string; rows?: KeptRow[
   return { token: TOKEN.exec(body)?.[1] };
 }
 
-async function comments(octokit: Octokit, repo: Repo, pr: number) {
-  return octokit.paginate(octokit.rest.issues.listComments, { ...repo, issue_number: pr, per_page: 100 });
+/** People who may write to the repository; anyone else's comment is not a plan, whatever it says. */
+const TRUSTED = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+
+/**
+ * The environment's plan comment: the first with its marker written by a bot (the workflow's token,
+ * an app installed on the repository) or by someone with write access. A comment planted by anyone
+ * else could show one table and hide rows (or a token) that approve more.
+ */
+async function planCommentOf(octokit: Octokit, repo: Repo, pr: number, env: string) {
+  const all = await octokit.paginate(octokit.rest.issues.listComments, { ...repo, issue_number: pr, per_page: 100 });
+  return all.find(
+    (c) => c.body?.includes(marker(env)) && (c.user?.type === 'Bot' || TRUSTED.has(c.author_association ?? '')),
+  );
 }
 
 /** Creates the environment's plan comment on the pull request, or updates the one there (by its marker). */
@@ -138,7 +149,7 @@ export async function upsertPlanComment(
   env: string,
   body: string,
 ): Promise<{ id: number; url: string; action: 'created' | 'updated' | 'unchanged' }> {
-  const found = (await comments(octokit, repo, pr)).find((c) => c.body?.includes(marker(env)));
+  const found = await planCommentOf(octokit, repo, pr, env);
   if (found?.body === body) return { id: found.id, url: found.html_url, action: 'unchanged' };
   if (found) {
     const r = await octokit.rest.issues.updateComment({ ...repo, comment_id: found.id, body });
@@ -166,6 +177,6 @@ export async function reviewedPlan(
   const prs = (await octokit.rest.repos.listPullRequestsAssociatedWithCommit({ ...repo, commit_sha: sha })).data;
   const pr = prs.find((p) => p.merge_commit_sha === sha) ?? prs[0];
   if (!pr) return {};
-  const comment = (await comments(octokit, repo, pr.number)).find((c) => c.body?.includes(marker(env)));
+  const comment = await planCommentOf(octokit, repo, pr.number, env);
   return { pr: pr.number, ...(comment?.body ? readPlanComment(comment.body) : {}) };
 }

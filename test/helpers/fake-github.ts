@@ -10,7 +10,12 @@ export interface Comment {
   id: number;
   issue: number;
   body: string;
+  /** Its author (default: the workflow token's bot) and their association with the repository. */
+  user?: { login: string; type: 'User' | 'Bot' };
+  association?: string;
 }
+
+const ACTIONS_BOT = { login: 'github-actions[bot]', type: 'Bot' as const };
 
 export class FakeGitHub {
   readonly requests: { method: string; path: string; body?: unknown }[] = [];
@@ -40,6 +45,8 @@ export class FakeGitHub {
         const view = (c: Comment) => ({
           id: c.id,
           body: c.body,
+          user: c.user ?? ACTIONS_BOT,
+          author_association: c.association ?? 'NONE',
           html_url: `https://github.example/${this.repository}/pull/${c.issue}#issuecomment-${c.id}`,
         });
         const list = new RegExp(`^${base}/issues/(\\d+)/comments$`).exec(u.pathname);
@@ -70,6 +77,11 @@ export class FakeGitHub {
   /** Method and path of each request, in order. */
   calls(): string[] {
     return this.requests.map((r) => `${r.method} ${r.path}`);
+  }
+
+  /** A comment written by someone else (for a planted one: a user with no access). */
+  plant(issue: number, body: string, user: Comment['user'], association = 'NONE'): void {
+    this.comments.push({ id: 1000 + this.comments.length, issue, body, user, association });
   }
 
   commentsOn(pr: number): Comment[] {

@@ -1,10 +1,14 @@
 import type { z } from 'zod';
 import type { Config } from '../config/load.js';
 import type { CommandSpecSchema } from '../config/schema.js';
+import type { GitRepo } from '../git/repo.js';
+import type { DesiredUnit } from '../resolve/desired.js';
 import { type Selection, selectEnvironment } from '../resolve/select.js';
-import { readEnvironment } from '../state/read.js';
+import { type EnvState, readEnvironment } from '../state/read.js';
 import { Exit, NylError, problem } from '../util/errors.js';
+import { evaluateAll } from './evaluate.js';
 import { sourceOrder } from './source-order.js';
+import { desiredFiles, sameFiles } from './transition.js';
 import type { OpContext } from './workspace.js';
 
 /** Where an environment of a promotion gate stands for a source. */
@@ -53,7 +57,9 @@ export async function promotionGate(
         const order = await sourceOrder(ctx.repo, ctx.backend, source, at);
         if (order.kind === 'unknown')
           missing.push(`whether ${name}'s ${at.slice(0, 12)} contains this source could not be told (${order.why})`);
-        else if (order.kind !== 'same' && order.kind !== 'older')
+        else if (order.kind === 'newer' && unchangedBy(ctx.repo, other, state)) {
+          // A commit that changes nothing for it (a README merge) leaves it where it was: as good as there.
+        } else if (order.kind !== 'same' && order.kind !== 'older')
           missing.push(`${name} is at ${at.slice(0, 12)}, which does not contain this source ${source.slice(0, 12)}`);
       }
       const bad = [...state.observed.values()].filter((o) => o.condition && other.units.has(o.name));
@@ -74,6 +80,21 @@ export async function promotionGate(
       return { environment: name, ...(at ? { source: at } : {}), ready: !missing.length, missing };
     }),
   );
+}
+
+/**
+ * Whether this source changes nothing for an environment: every unit current against its record
+ * and the desired documents as recorded, so its reconcile would write nothing and never record
+ * the source.
+ */
+function unchangedBy(repo: GitRepo, sel: Selection, state: EnvState): boolean {
+  const evaluated = evaluateAll(sel, state);
+  const docs = new Map<string, DesiredUnit>();
+  for (const [n, e] of evaluated) {
+    if (e.evaluation.action !== 'current' || !e.desired) return false;
+    docs.set(n, e.desired);
+  }
+  return sameFiles(repo, desiredFiles(sel, docs, state), state.desiredFiles);
 }
 
 /** NYL-PROMOTION-PENDING: what the environments before this one still lack; nothing was executed. */

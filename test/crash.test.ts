@@ -380,14 +380,24 @@ describe('crash at every fault-injection point, taken over through a bare remote
       expect(r.code, r.stderr).toBe(0);
       expect(results(r.stdout)).toEqual({ a: 'executed', b: 'executed', p: 'executed', c: 'executed' });
       expect(counts(e)).toEqual(k.final);
-      expect(refNames(e)).toEqual(['refs/nyl/dev/desired', 'refs/nyl/dev/lease', 'refs/nyl/dev/observed']);
+      expect(refNames(e)).toEqual([
+        'refs/nyl/dev/desired',
+        'refs/nyl/dev/history',
+        'refs/nyl/dev/lease',
+        'refs/nyl/dev/observed',
+      ]);
       await expectAllCurrent(e);
       return;
     }
 
     if (k.point === 'after-transition') {
       // Landed in the transition's one atomic push: state refs, run ref deleted, lease released.
-      expect(refNames(e)).toEqual(['refs/nyl/dev/desired', 'refs/nyl/dev/lease', 'refs/nyl/dev/observed']);
+      expect(refNames(e)).toEqual([
+        'refs/nyl/dev/desired',
+        'refs/nyl/dev/history',
+        'refs/nyl/dev/lease',
+        'refs/nyl/dev/observed',
+      ]);
       const l = lease(e);
       expect(l.state).toBe('released');
       const t = transition(e);

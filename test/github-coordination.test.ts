@@ -192,13 +192,17 @@ describe('a deploy never goes backwards by accident', () => {
     ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ outcome: 'superseded', result: 'superseded' });
-    expect(r.json.facts).toEqual({ source: old, recorded: git(dir, 'rev-parse', 'main') });
-    expect(git(dir, 'for-each-ref', 'refs/nyl/')).toBe(tips);
+    const run = r.json.facts.run as string;
+    expect(r.json.facts).toEqual({ source: old, recorded: git(dir, 'rev-parse', 'main'), run });
+    // Its one write: a record of its own for the run history (no lease, no state ref moved).
+    const after = git(dir, 'for-each-ref', 'refs/nyl/').split('\n');
+    expect(after.filter((l) => !l.endsWith(`refs/nyl/dev/ended/${run}`)).join('\n')).toBe(tips);
+    expect(after).toHaveLength(tips.split('\n').length + 1);
     expect(readFileSync(join(marks, 'runs'), 'utf8')).toBe('v2\n');
     const text = await nyl(dir, ['reconcile', '-e', 'dev', '--local']);
     expect(text.stdout).toMatch(
       new RegExp(
-        `^reconcile dev: superseded\\n  source: ${old}\\n  recorded: [0-9a-f]{40}\\n\\nwarning NYL-SOURCE-OLDER \\(dev\\)\\n`,
+        `^reconcile dev: superseded\\n  source: ${old}\\n  recorded: [0-9a-f]{40}\\n  run: [0-9a-f-]{36}\\n\\nwarning NYL-SOURCE-OLDER \\(dev\\)\\n`,
       ),
     );
     // On purpose: applied, and recorded with who and why.
@@ -234,6 +238,21 @@ describe('a deploy never goes backwards by accident', () => {
       } else {
         expect(r.code).toBe(2);
         expect(r.stderr).toMatch(/^error NYL-SOURCE-DIVERGED \(dev\)\n.*refused \(sourceOrder: strict\)/);
+        // On purpose: applied, and the transition records who asked and why.
+        const forced = await nyl(dir, [
+          'reconcile',
+          '-e',
+          'dev',
+          '--local',
+          '--allow-older-source',
+          '--reason',
+          'hotfix',
+        ]);
+        expect(forced.code, forced.stderr).toBe(0);
+        expect(forced.stdout).toContain('applied on purpose (--allow-older-source)');
+        expect(git(dir, 'log', '-1', '--format=%B', 'refs/nyl/dev/observed')).toMatch(
+          /\nolderSource: \{"by":"[^"]+","reason":"hotfix","recorded":"[0-9a-f]{40}"\}\n?$/,
+        );
       }
     }
   });

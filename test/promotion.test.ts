@@ -115,4 +115,17 @@ describe('a promotion gate', () => {
     expect(prod.code).toBe(2);
     expect(prod.stderr).toContain('prod reconciles a source only after staging: staging has no source recorded yet');
   });
+
+  it('gates that wait on each other are refused when the configuration loads', async () => {
+    const dir = makeRepo({
+      'nyl.yaml':
+        'kind: Environment\nname: dev\npromotion: {after: [prod]}\n---\nkind: Environment\nname: prod\npromotion: {after: [dev]}\n' +
+        command('a', 'true'),
+    });
+    const r = await nyl(dir, ['status', '-e', 'dev', ...LOCAL]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'error NYL-CONFIG-CYCLE (nyl.yaml:3 promotion.after)\n  promotion cycle: dev after prod after dev\n  fix: promotion runs one way: remove one of these environments from the others’ promotion.after (or promote list)\n',
+    );
+  });
 });

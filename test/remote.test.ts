@@ -156,7 +156,12 @@ describe.each([
       expect(pushDiscovery).toBe(pushes);
     }
     const refs = remoteRefs(remote);
-    expect([...refs.keys()].sort()).toEqual(['refs/nyl/dev/desired', 'refs/nyl/dev/lease', 'refs/nyl/dev/observed']);
+    expect([...refs.keys()].sort()).toEqual([
+      'refs/nyl/dev/desired',
+      'refs/nyl/dev/history',
+      'refs/nyl/dev/lease',
+      'refs/nyl/dev/observed',
+    ]);
 
     const from2 = remote.path ? server.requests.length : 0;
     const second = await nylJson<JsonReport>(dir, ['reconcile', ...ENV]);
@@ -455,7 +460,12 @@ describe('taking over from a killed runner over smart HTTP (seed 000)', () => {
     expect(refs3.get('refs/nyl/dev/desired')).toBe(desired);
     expect(readFileSync(join(ctl, 'migrate.log'), 'utf8')).toBe('v1 pg://db/dev\n');
     expect(readFileSync(join(ctl, 'database.log'), 'utf8')).toBe('ran\n'); // imported, never run again
-    expect([...refs3.keys()].sort()).toEqual(['refs/nyl/dev/desired', 'refs/nyl/dev/lease', 'refs/nyl/dev/observed']);
+    expect([...refs3.keys()].sort()).toEqual([
+      'refs/nyl/dev/desired',
+      'refs/nyl/dev/history',
+      'refs/nyl/dev/lease',
+      'refs/nyl/dev/observed',
+    ]);
   });
 
   it('nyl recover -e imports the killed run without executing, and writes no run ref of its own', async () => {
@@ -497,6 +507,7 @@ describe('taking over from a killed runner over smart HTTP (seed 000)', () => {
     expect([...refs.keys()].sort()).toEqual([
       'refs/nyl/dev/desired',
       `refs/nyl/dev/evidence/${dead}`,
+      'refs/nyl/dev/history',
       'refs/nyl/dev/lease',
       'refs/nyl/dev/observed',
     ]);

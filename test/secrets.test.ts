@@ -53,6 +53,18 @@ describe('secrets never reach a ref, the output or --json', () => {
     expect(leaks(everyObject(dir))).toEqual([]);
   });
 
+  it('in what a repair tool prints to the terminal as it runs (nyl exec without --json)', async () => {
+    const dir = makeRepo({ 'nyl.yaml': ENV_DEV + command('db', 'echo ok') });
+    expect((await nyl(dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    expect((await nyl(dir, ['hold', ...LOCAL, '--unit', 'db', '--reason', 'repair'])).code).toBe(0);
+    // Printed slowly and in pieces: the secret straddles two of the echo's reads.
+    const script = `printf 'token=${SECRET.slice(0, 5)}'; sleep 0.3; printf '%s\\n' '${SECRET.slice(5)} done'`;
+    const r = await nyl(dir, ['exec', ...LOCAL, '--unit', 'db', '--', 'sh', '-c', script], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('token=*** done');
+    expect(leaks(r.stdout + r.stderr)).toEqual([]);
+  });
+
   it('in the excerpt of a malformed NYL_OUTPUT line', async () => {
     const line = `${'x'.repeat(70)} ${SECRET} and more`;
     const dir = makeRepo({

@@ -444,6 +444,11 @@ function factsOf(report: RunReport, ctx: SummaryContext): string {
       .filter(([, v]) => v !== undefined && v !== '' && v !== null)
       .map(([k, v]) => `- **${inline(k)}**: ${factValue(v)}`),
     `- **exit code**: ${code(String(report.exit))} (${exitWord})`,
+    ...(report.run
+      ? [
+          `- **its record and logs**: ${code(`nyl runs show -e ${report.environment} ${report.run}`)}, ${code(`nyl runs logs -e ${report.environment} ${report.run}`)}`,
+        ]
+      : []),
     ...(ctx.driftIssue ? [`- **drift issue**: ${link(`#${ctx.driftIssue.number}`, ctx.driftIssue.url)}`] : []),
     ...(ctx.runUrl ? [`- **workflow run**: ${ctx.runUrl}`] : []),
   ].join('\n');

@@ -91,7 +91,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
         help: 'apply a source commit older than the one the environment was last reconciled from (with --reason)',
       },
     },
-    exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
+    exits: `0 done, or superseded (an older source: nothing run); ${WRITE_FAILS}, or a unit failed; 2 lease held or broken, units awaiting approval, a stale or missing plan, a promotion gate or a diverged source refused; 4 uncertain units, lease lost, run cancelled, a write in doubt`,
   },
   plan: {
     summary: 'show what reconcile would execute; executes and writes nothing',
@@ -101,7 +101,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
       'outputs change.',
     options: COMMON,
-    exits: '0 plan shown; 1 bad input; 4 a dead run is not imported yet (the plan shows the state after its import)',
+    exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
   },
   status: {
     summary: 'show the recorded state of every unit',
@@ -209,6 +209,56 @@ export const COMMANDS: Record<string, CommandSpec> = {
     description: 'For a unit that left the configuration or whose resource is gone by other means.',
     options: { ...COMMON, ...WAIT_LEASE, unit: { type: 'string', value: 'U', help: 'the unit' }, reason: REASON },
     exits: `0 forgotten, or nothing recorded; ${WRITE_FAILS}, or an unknown unit; 2 lease held or broken, the state changed meanwhile; 4 a dead run not imported yet, a write in doubt`,
+  },
+  runs: {
+    summary: 'list the environment’s runs, newest first: live, dead, ended',
+    required: [],
+    description:
+      'One line per run: id, operation, state (claimed, executing, succeeded, failed, cancelled, lost,\n' +
+      'superseded, refused), start, duration, who (and the GitHub job), source and results counted.\n' +
+      'Live runs and dead runs not imported yet show their phase and heartbeat age. Reads the state\n' +
+      'refs’ tips and only as much of the run history (refs/nyl/ENV/history) as --limit needs.',
+    options: {
+      ...COMMON,
+      limit: { type: 'string', value: 'N', help: 'at most N runs (default: 20)' },
+      since: { type: 'string', value: 'DURATION', help: 'runs started in the last DURATION (e.g. 7d, 12h)' },
+    },
+    exits: `0 listed; ${READ_FAILS}`,
+  },
+  'runs show': {
+    summary: 'print one run’s full record: states with times, units, who, imports',
+    required: [],
+    trailing: 'RUN',
+    description:
+      'Every state the run moved through with its time, each unit’s result, duration, exit code and\n' +
+      'failure text, who ran it, what it imported and what imported it. RUN may be a prefix of the id.',
+    options: { ...COMMON },
+    exits: `0 shown; ${READ_FAILS}, or no such run`,
+  },
+  'runs logs': {
+    summary: 'print the logs a run kept of its units (a header per unit)',
+    required: [],
+    trailing: 'RUN',
+    description:
+      'The kept log of each unit the run executed (its head and tail, the cut marked) — of a live,\n' +
+      'dead, cancelled or evidence run too — and, for a unit killed mid-run, the tail of its output\n' +
+      'as the last heartbeat saw it.',
+    options: { ...COMMON, unit: { type: 'string', value: 'U', help: 'only this unit' } },
+    exits: `0 shown; ${READ_FAILS}, no such run, or no log of the unit`,
+  },
+  'runs prune': {
+    summary: 'drop run history older than a duration (only the history ref is rewritten)',
+    required: ['older-than'],
+    description:
+      'Re-commits the history entries newer than the cutoff onto no parent, in one write under the\n' +
+      'lease; the state refs and their tips are not touched. The remote frees the dropped commits at\n' +
+      'its next garbage collection.',
+    options: {
+      ...COMMON,
+      ...WAIT_LEASE,
+      'older-than': { type: 'string', value: 'DURATION', help: 'drop runs that ended longer ago than this (e.g. 90d)' },
+    },
+    exits: `0 pruned, or nothing to prune; ${WRITE_FAILS}; 2 lease held or broken, the state changed meanwhile; 4 a dead run not imported yet, a write in doubt`,
   },
   environments: {
     summary: 'list the environments in promotion order (for people, and for a workflow matrix)',

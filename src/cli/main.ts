@@ -11,6 +11,8 @@ import { plan } from '../core/ops/plan.js';
 import { DEFAULT_PARALLELISM, reconcile } from '../core/ops/reconcile.js';
 import { recover } from '../core/ops/recover.js';
 import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
+import { listRuns, runLogs, showRun } from '../core/ops/runs.js';
+import { pruneRuns } from '../core/ops/runs-prune.js';
 import { stateForget, stateShow } from '../core/ops/state-cmds.js';
 import { status } from '../core/ops/status.js';
 import { teardown } from '../core/ops/teardown.js';
@@ -46,7 +48,9 @@ function usage(message: string, fix: string): NylError {
 }
 
 /** Operations that are not runs say they were refused, as in seed 000 (`state-forget dev: refused`). */
-const SAYS_REFUSED = ['recover', 'lease-break', 'hold', 'resume', 'exec', 'state-forget'];
+/** Commands that name one run after their options. */
+const RUN_ARG = ['runs show', 'runs logs'];
+const SAYS_REFUSED = ['runs-prune', 'recover', 'lease-break', 'hold', 'resume', 'exec', 'state-forget'];
 
 /** Runs one command line; returns the exit code. Never lets a stack trace reach the user. */
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -176,8 +180,8 @@ function parseOptions(command: string, rest: string[]): { values: Values; positi
         ]),
       ),
       strict: true,
-      // Only `nyl exec` takes a command, after `--`.
-      allowPositionals: command === 'exec',
+      // `nyl exec` takes a command after `--`; `runs show|logs` a run id.
+      allowPositionals: command === 'exec' || RUN_ARG.includes(command),
     });
     return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (e) {
@@ -193,6 +197,9 @@ interface CheckedOptions {
   networkTimeoutMs?: number;
   reason?: string;
   units: string[];
+  limit?: number;
+  sinceMs?: number;
+  olderThanMs?: number;
 }
 
 /** Every rule about which options go together, each answered with NYL-USAGE and a fix. */
@@ -235,6 +242,21 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
     );
   if (command === 'reconcile' && units.length && !values.reapply)
     throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
+  if (RUN_ARG.includes(command) && positionals.length !== 1)
+    throw usage(
+      `${command} needs one run id`,
+      `e.g. \`nyl ${command} -e ${environment} <run>\` (\`nyl runs -e ${environment}\` lists them)`,
+    );
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw usage(`--limit ${values.limit} is not a positive integer`, 'pass --limit N with N ≥ 1');
+  }
+  const sinceMs = optionDuration(values, 'since', 'a duration such as 12h or 7d');
+  const olderThanMs = optionDuration(values, 'older-than', 'a duration such as 90d');
+  if (command === 'runs prune' && olderThanMs === undefined)
+    throw usage('runs prune needs --older-than DURATION', `e.g. \`nyl runs prune -e ${environment} --older-than 90d\``);
   if (command === 'exec' && !positionals.length)
     throw usage(
       'exec needs a command after --',
@@ -248,7 +270,18 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
     if (!units.length && (values.retry || values.accept !== undefined))
       throw usage('--retry and --accept need --unit U', 'see `nyl recover --help`');
   }
-  return { environment, parallelism, cancelGraceMs, waitLeaseMs, networkTimeoutMs, reason, units };
+  return {
+    environment,
+    parallelism,
+    cancelGraceMs,
+    waitLeaseMs,
+    networkTimeoutMs,
+    reason,
+    units,
+    limit,
+    sinceMs,
+    olderThanMs,
+  };
 }
 
 function optionDuration(values: Values, name: string, example: string): number | undefined {
@@ -325,6 +358,14 @@ async function runCommand(
       return leaseBreak(ctx, { environment, reason: reason as string });
     case 'environments':
       return listEnvironments(ctx);
+    case 'runs':
+      return listRuns(ctx, { environment, limit: o.limit, sinceMs: o.sinceMs });
+    case 'runs show':
+      return showRun(ctx, { environment, run: positionals[0] as string });
+    case 'runs prune':
+      return pruneRuns(ctx, { environment, olderThanMs: o.olderThanMs as number });
+    case 'runs logs':
+      return runLogs(ctx, { environment, run: positionals[0] as string, unit: units[0] });
     default:
       return status(ctx, { environment });
   }

@@ -92,10 +92,72 @@ export function renderStatus(r: StatusReport): string {
 
 /** Operations that are not runs: `<operation> <env>: <outcome>` then `  key: value` facts (or a document). */
 export function renderOp(r: OpReport): string {
+  if (r.operation === 'runs show') return renderRunShow(r);
+  if (r.operation === 'runs logs') return renderRunLogs(r);
   if (r.document !== undefined) return withProblems([prettyJson(r.document).trimEnd()], r.problems);
   if (r.table) return withProblems([table(r.table.header, r.table.rows)], r.problems);
   return withProblems(
     [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${factText(v)}`)],
     r.problems,
   );
+}
+
+const fact = (r: OpReport, k: string) => r.facts.find(([key]) => key === k)?.[1];
+
+/** `nyl runs show`: the record's facts, its states with their times, then its units' table. */
+function renderRunShow(r: OpReport): string {
+  const plain = r.facts.filter(([k]) => !['states', 'units', 'running'].includes(k));
+  const states = (fact(r, 'states') ?? []) as { state: string; at: string; wave?: number; units?: string[] }[];
+  const running = fact(r, 'running') as Record<string, { elapsedMs: number }> | undefined;
+  const units = (fact(r, 'units') ?? []) as {
+    unit: string;
+    kind?: string;
+    result: string;
+    durationMs?: number;
+    exitCode?: number;
+    reason?: string;
+  }[];
+  const out = [`run ${fact(r, 'run')} of ${r.environment}: ${r.outcome}`, facts(plain), '', 'states:'];
+  out.push(
+    ...table(
+      ['STATE', 'AT', 'DETAIL'],
+      states.map((s) => [
+        s.state,
+        s.at,
+        s.wave !== undefined ? `wave ${s.wave + 1}${s.units?.length ? `: ${s.units.join(', ')}` : ''}` : '',
+      ]),
+    )
+      .split('\n')
+      .map((l) => `  ${l}`),
+  );
+  if (running)
+    out.push('', 'running at its last write:', ...Object.entries(running).map(([u, x]) => `  ${u}: ${x.elapsedMs}ms`));
+  out.push(
+    '',
+    table(
+      ['UNIT', 'KIND', 'RESULT', 'DURATION', 'EXIT', 'DETAIL'],
+      units.map((u) => [
+        u.unit,
+        u.kind ?? '',
+        u.result,
+        u.durationMs !== undefined ? `${u.durationMs}ms` : '',
+        u.exitCode !== undefined ? String(u.exitCode) : '',
+        (u.reason ?? '').replace(/\n/g, ' | '),
+      ]),
+    ),
+  );
+  return withProblems(out, r.problems);
+}
+
+/** `nyl runs logs`: a header per unit (`==> unit (result) <==`, as tail prints files), then its log. */
+function renderRunLogs(r: OpReport): string {
+  const logs = (fact(r, 'logs') ?? []) as { unit: string; result?: string; kind: string; text: string }[];
+  const out: string[] = [];
+  for (const l of logs) {
+    const what = [l.result, l.kind === 'tail' ? 'output at the last heartbeat' : ''].filter(Boolean).join(', ');
+    out.push(`==> ${l.unit}${what ? ` (${what})` : ''} <==`, l.text.replace(/\n$/, ''), '');
+  }
+  if (!logs.length) out.push(`run ${fact(r, 'run')} kept no logs`);
+  else out.pop();
+  return withProblems(out, r.problems);
 }

@@ -11,6 +11,7 @@ import {
 } from 'yaml';
 import type { z } from 'zod';
 import type { GitRepo } from '../git/repo.js';
+import { promotionOf } from '../resolve/select.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import { type Reference, scanReferences } from './references.js';
 import {
@@ -437,6 +438,7 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
         }),
       );
     });
+  checkPromotionCycles(cfg, problems);
   for (const [name, e] of cfg.environments) {
     const g = e.doc.group;
     if (g && !cfg.groups.has(g))
@@ -450,6 +452,34 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
 }
 
 /** Names a dependency cycle unit by unit: `a -> b -> c -> a`. */
+/**
+ * Promotion gates that wait on each other (dev after prod, prod after dev) would refuse every
+ * source forever: refused at load, naming the environments in order.
+ */
+function checkPromotionCycles(cfg: Config, problems: Problem[]): void {
+  const done = new Set<string>();
+  const visit = (e: string, stack: string[]): void => {
+    if (done.has(e)) return;
+    const at = stack.indexOf(e);
+    if (at >= 0) {
+      const cycle = [...stack.slice(at), e];
+      const env = cfg.environments.get(cycle[0] as string);
+      const own = env?.doc.promotion;
+      problems.push(
+        problem('NYL-CONFIG-CYCLE', `promotion cycle: ${cycle.join(' after ')}`, {
+          subject: own && env ? `${env.at.file}:${env.lineAt(['promotion', 'after'])} promotion.after` : cycle[0],
+          fix: 'promotion runs one way: remove one of these environments from the others’ promotion.after (or promote list)',
+        }),
+      );
+      for (const c of cycle) done.add(c);
+      return;
+    }
+    for (const a of promotionOf(cfg, e).promotion?.after ?? []) if (cfg.environments.has(a)) visit(a, [...stack, e]);
+    done.add(e);
+  };
+  for (const e of [...cfg.environments.keys()].sort()) visit(e, []);
+}
+
 function checkCycles(cfg: Config, problems: Problem[]): void {
   const state = new Map<string, 'visiting' | 'done'>();
   const stack: string[] = [];

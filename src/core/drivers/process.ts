@@ -3,6 +3,8 @@ import { signalGroup, spawnGroup } from '../proc/children.js';
 import { workPath } from '../proc/workdir.js';
 import type { Cancellation } from '../util/cancel.js';
 import { masker } from '../util/mask.js';
+import { MaskedEcho } from './echo.js';
+import { watchLiveLog } from './live-log.js';
 
 export interface ProcessOptions {
   /** A bash script, run as `bash --noprofile --norc -eo pipefail -c SCRIPT`… */
@@ -90,7 +92,9 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
   const outPath = opts.stdoutBytes ? workPath('out') : undefined;
   const logFd = openSync(logPath, 'w', 0o600);
   const outFd = outPath ? openSync(outPath, 'w', 0o600) : logFd;
+  const unwatch = watchLiveLog(logPath);
   const cleanup = () => {
+    unwatch();
     rmSync(logPath, { force: true });
     if (outPath) rmSync(outPath, { force: true });
   };
@@ -138,10 +142,11 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
       if (outFd !== logFd) closeSync(outFd);
     }
     let echoed = 0;
+    const copy = new MaskedEcho();
     const echo = opts.echo
       ? setInterval(() => {
           const size = sizeOf(logPath);
-          if (size > echoed) process.stdout.write(readPart(logPath, echoed, size - echoed));
+          if (size > echoed) copy.push(readPart(logPath, echoed, size - echoed));
           echoed = size;
         }, 100)
       : undefined;
@@ -173,7 +178,8 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
       unsubscribe?.();
       if (opts.echo) {
         const size = sizeOf(logPath);
-        if (size > echoed) process.stdout.write(readPart(logPath, echoed, size - echoed));
+        if (size > echoed) copy.push(readPart(logPath, echoed, size - echoed));
+        copy.end();
       }
       resolve({
         started: true,

@@ -1,12 +1,13 @@
 import { referenceVariable } from '../config/references.js';
 import { runProcess } from '../drivers/process.js';
-import type { ObservedUnit } from '../state/documents.js';
+import { FILES, type ObservedUnit } from '../state/documents.js';
 import { GRACE_MS } from '../state/lease.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { masker } from '../util/mask.js';
 import { isoTime } from '../util/time.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
+import { ownEntry } from './run-history.js';
 import { startRun } from './run-start.js';
 import { observedFiles } from './transition.js';
 import type { OpContext } from './workspace.js';
@@ -97,7 +98,7 @@ export async function exec(
     ].slice(-REPAIRS_KEPT),
   };
   const message = [
-    `nyl: exec ${env} ${opts.unit} (exit ${r.exitCode ?? r.signal})`,
+    `nyl: exec ${env} ${opts.unit} (${r.started ? `exit ${r.exitCode ?? r.signal}` : 'not started'})`,
     '',
     `unit: ${opts.unit}`,
     `command: ${JSON.stringify(opts.command)}`,
@@ -116,8 +117,25 @@ export async function exec(
       },
     ],
     ctx.now(),
+    [],
+    ownEntry(
+      record,
+      [
+        {
+          unit: opts.unit,
+          kind: next.kind,
+          result: r.exitCode === 0 ? 'executed' : 'failed',
+          detail: '',
+          durationMs: r.durationMs,
+        },
+      ],
+      new Map([[FILES.runLog(opts.unit), Buffer.from(output)]]),
+      ctx.now(),
+      { exitCodes: r.exitCode === null ? undefined : new Map([[opts.unit, r.exitCode]]) },
+    ),
   );
   const failed = r.exitCode !== 0;
+  const exitText = !r.started ? 'not started' : String(r.exitCode ?? r.signal);
   return {
     operation: 'exec',
     environment: env,
@@ -125,14 +143,14 @@ export async function exec(
     facts: [
       ['unit', opts.unit],
       ['run', run],
-      ['exit', String(r.exitCode ?? r.signal)],
+      ['exit', exitText],
       ['observed', tips.get(state.refs.observed) ?? ''],
     ],
     problems: failed
       ? [
           problem(
             'NYL-EXEC-FAILED',
-            `${opts.command.join(' ')} ${r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`}`,
+            `${opts.command.join(' ')} ${!r.started ? `could not be started: ${r.startError}` : r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`}`,
             {
               subject: opts.unit,
               exit: Exit.failed,

@@ -1,8 +1,9 @@
 import { GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js';
 import { Backoff } from '../util/backoff.js';
-import { Exit, NylError, problem } from '../util/errors.js';
+import { Exit, NylError, type Problem, problem } from '../util/errors.js';
+import { recordEnded } from './ended-run.js';
 import { leaseHeldProblem } from './lease-problems.js';
-import { sourceGate, superseded } from './reconcile/gate.js';
+import { recordRefusal, sourceGate, superseded } from './reconcile/gate.js';
 import { type LandInput, landCancelled, landTransition } from './reconcile/land.js';
 import { DEFAULT_PARALLELISM, type ReconcileOptions } from './reconcile/options.js';
 import { runReport } from './reconcile/report.js';
@@ -13,7 +14,7 @@ import { LostRace, RunWriter } from './reconcile/writer.js';
 import type { OpReport, RunReport } from './report.js';
 import { startRun } from './run-start.js';
 import { loadTakingOver } from './takeover.js';
-import { loadEnvironment, type OpContext } from './workspace.js';
+import { type Loaded, loadEnvironment, type OpContext } from './workspace.js';
 
 export { DEFAULT_PARALLELISM, type ReconcileOptions } from './reconcile/options.js';
 export { safeExecute, uncertainProblem } from './reconcile/task.js';
@@ -52,16 +53,32 @@ async function refuseLostRace(ctx: OpContext, env: string): Promise<never> {
   );
 }
 
+function endedSuperseded(ctx: OpContext, l: Loaded | undefined, s: { source: string; problem: Problem }) {
+  const where = l ? { environment: l.sel.environment, refs: l.state.refs } : undefined;
+  if (!where) return Promise.resolve({ run: '' });
+  return recordEnded(ctx, where, { operation: 'reconcile', source: s.source, state: 'superseded', problem: s.problem });
+}
+
 /** One attempt: load and take over → select → decide → execute waves → land. */
 async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<RunReport | OpReport> {
   const env = opts.environment;
   const source = sourceGate(ctx, env, opts.allowOlderSource !== undefined);
   // Take over from dead runs first: what they recorded is imported, what they did not, uncertain.
-  const loaded = await loadTakingOver(ctx, env, source.gate);
-  if (loaded.stopped) return superseded(env, loaded.stopped);
+  const loaded = await loadTakingOver(ctx, env, source.gate).catch(async (e) => {
+    await recordRefusal(ctx, e, source.loaded());
+    throw e;
+  });
+  if (loaded.stopped)
+    return superseded(env, loaded.stopped, await endedSuperseded(ctx, source.loaded(), loaded.stopped));
   const { cfg, sel, original, verdict, takeover, imp, state, problems } = loaded;
 
-  const scope = selectScope(sel, original, state, opts, ctx.now());
+  let scope: ReturnType<typeof selectScope>;
+  try {
+    scope = selectScope(sel, original, state, opts, ctx.now());
+  } catch (e) {
+    await recordRefusal(ctx, e, source.loaded());
+    throw e;
+  }
   const upfront = decideUpfront(ctx, sel, state, scope, takeover);
   if (upfront.nothingToDo) {
     // Nothing to do: one read, no lease, no write.

@@ -39,6 +39,7 @@ export async function startRun(
     deadline: isoTime(ctx.now() + deadlineMs),
     ...(state.tips.observed ? { basedOn: state.tips.observed } : {}),
     ...fields,
+    states: [{ state: fields.state, at: now }],
     ...(broken?.broken ? { takenOver: { run: broken.run, leaseBroken: broken.broken } } : {}),
     supervisor: {
       host: hostname(),

@@ -108,14 +108,23 @@ export async function judgeSource(
           fix: `reconcile a commit that contains ${order.recorded} (merge it), or apply this one on purpose: ${again}`,
         }),
       );
+    // Under strict order a diverged source goes through only on purpose: recorded as such.
+    const onPurpose = w.strict && w.allowOlder;
     return {
+      ...(onPurpose ? { olderSource: { recorded: order.recorded } } : {}),
       problems: [
-        problem('NYL-SOURCE-DIVERGED', `${what}: it is applied as the newest configuration`, {
-          severity: 'warning',
-          subject: env,
-          exit: Exit.ok,
-          fix: `make sure it holds what ${order.recorded} applied (merge it), or set sourceOrder: strict on the Environment to refuse diverged sources`,
-        }),
+        problem(
+          'NYL-SOURCE-DIVERGED',
+          `${what}: ${onPurpose ? 'applied on purpose (--allow-older-source)' : 'it is applied as the newest configuration'}`,
+          {
+            severity: 'warning',
+            subject: env,
+            exit: Exit.ok,
+            fix: onPurpose
+              ? 'the transition records who asked and why'
+              : `make sure it holds what ${order.recorded} applied (merge it), or set sourceOrder: strict on the Environment to refuse diverged sources`,
+          },
+        ),
       ],
     };
   }

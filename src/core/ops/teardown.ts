@@ -5,6 +5,7 @@ import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
 import { GRACE_MS } from '../state/lease.js';
 import { readDesiredDocs } from '../state/read.js';
+import { endRecord } from '../state/run-record.js';
 import { prettyJson } from '../util/canonical.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { masker } from '../util/mask.js';
@@ -14,6 +15,7 @@ import { evaluateAll } from './evaluate.js';
 import { transitionMessage } from './message.js';
 import { DEFAULT_PARALLELISM, inDoubt, safeExecute } from './reconcile.js';
 import { exitFor, type RunReport, type UnitRow } from './report.js';
+import { ownEntry } from './run-history.js';
 import { startRun } from './run-start.js';
 import { loadTakingOver } from './takeover.js';
 import { consumedRefs, desiredFilesWithout, importLists, messageUnits, observedFiles } from './transition.js';
@@ -244,6 +246,7 @@ export async function teardown(
       ],
       ctx.now(),
       consumedRefs(original, imp, landedState),
+      ownEntry(record, list, session.runFiles, ctx.now(), { imported: imp?.consumed.map((c) => c.id) }),
     );
     return {
       operation: 'teardown',
@@ -261,9 +264,7 @@ export async function teardown(
     };
   } catch (e) {
     if (acquired && session.holding && !inDoubt(e)) {
-      record.state = 'failed';
-      record.phase = 'finished';
-      record.executing = [];
+      endRecord(record, 'failed', ctx.now());
       await session.finish(record, ctx.now()).catch(() => undefined);
     }
     throw e;

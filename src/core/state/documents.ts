@@ -47,7 +47,31 @@ export interface LeaseDoc {
   broken?: BreakInfo;
 }
 
-export type RunState = 'claimed' | 'executing' | 'succeeded' | 'failed' | 'cancelled' | 'timeout';
+/**
+ * A run's lifecycle: claimed (lease taken, run ref written) → executing (wave k) → one terminal
+ * state. `lost`: taken over after its deadline or a broken lease; `superseded`/`refused`: ended
+ * without executing (an older source; a gate, a stale plan). `timeout` is read, no longer written.
+ */
+export type RunState =
+  | 'claimed'
+  | 'executing'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  | 'lost'
+  | 'superseded'
+  | 'refused'
+  | 'timeout';
+
+/** What happened to one unit in a run, as its history keeps it. */
+export interface UnitResult {
+  result: string;
+  kind?: string;
+  durationMs?: number;
+  exitCode?: number;
+  /** The failure text or why it is uncertain (masked, bounded). */
+  reason?: string;
+}
 
 export interface RunRecord {
   schema: 'nyl.run/v1';
@@ -75,6 +99,18 @@ export interface RunRecord {
   supervisor?: { host: string; pid: number; groupsFile?: string };
   /** Process groups of the tools running at the last write. */
   processGroups?: number[];
+  /** Each state the run moved to, with its time (and the wave and units of an executing one). */
+  states?: { state: RunState; at: string; wave?: number; units?: string[] }[];
+  /** Units running at the last write (a heartbeat's too): when each started, how long it had run. */
+  running?: Record<string, { startedAt: string; elapsedMs: number }>;
+  /** Each unit's result once the run ended (history). */
+  results?: Record<string, UnitResult>;
+  /** The run that imported this one (lost, cancelled, or failed without a transition). */
+  importedBy?: string;
+  /** Runs this run imported before it executed. */
+  imported?: string[];
+  /** Why a refused or superseded run ended: the problem it answered with. */
+  ended?: { code: string; message: string };
 }
 
 export interface Receipt {
@@ -169,4 +205,6 @@ export const FILES = {
   runDesired: (name: string) => `units/${name}/desired.json`,
   runCheckpoint: (name: string) => `units/${name}/checkpoint.json`,
   runLog: (name: string) => `units/${name}/log.txt`,
+  /** A running unit's output so far, as the last heartbeat saw it (bounded). */
+  runTail: (name: string) => `units/${name}/tail.txt`,
 } as const;

@@ -11,6 +11,10 @@ export interface EnvRefs {
   observed: string;
   run: (id: string) => string;
   evidence: (id: string) => string;
+  /** Ended runs, newest first along first parents (see history.ts). */
+  history: string;
+  /** A run that ended without the lease (superseded, refused), until history takes it in. */
+  ended: (id: string) => string;
   /** Where `nyl lease break` sets aside a run or evidence ref that cannot be read (never read again). */
   unreadable: (id: string) => string;
 }
@@ -23,6 +27,8 @@ export function envRefs(prefix: string, env: string): EnvRefs {
     observed: `${base}/observed`,
     run: (id) => `${base}/runs/${id}`,
     evidence: (id) => `${base}/evidence/${id}`,
+    history: `${base}/history`,
+    ended: (id) => `${base}/ended/${id}`,
     unreadable: (id) => `${base}/unreadable/${id}`,
   };
 }
@@ -50,6 +56,8 @@ export interface RunRefState {
   checkpoints: Map<string, Checkpoint>;
   /** Log tail blob of each unit that ran. */
   logs: Map<string, string>;
+  /** Output so far of each unit running at the last heartbeat (blob ids). */
+  tails: Map<string, string>;
   /** Observed files (blob ids by path) when the run started, from its record's basedOn. */
   basedOnFiles?: Map<string, string>;
 }
@@ -65,6 +73,8 @@ export interface EnvState {
     observed?: string;
     runs: Map<string, string>;
     evidence: Map<string, string>;
+    history?: string;
+    ended: Map<string, string>;
   };
   lease?: LeaseDoc;
   /** Observed unit documents by name, and the blob of every observed file by path. */
@@ -138,10 +148,13 @@ async function readRunRef(
   const desired = new Map<string, DesiredUnit>();
   const checkpoints = new Map<string, Checkpoint>();
   const logs = new Map<string, string>();
+  const tails = new Map<string, string>();
   const jobs: Promise<void>[] = [];
   for (const [path, oid] of files) {
     const log = /^units\/(.+)\/log\.txt$/.exec(path);
     if (log) logs.set(log[1] as string, oid);
+    const tail = /^units\/(.+)\/tail\.txt$/.exec(path);
+    if (tail) tails.set(tail[1] as string, oid);
     const m = /^units\/(.+)\/(desired|checkpoint)\.json$/.exec(path);
     if (!m) continue;
     const unit = m[1] as string;
@@ -165,7 +178,7 @@ async function readRunRef(
   // Only a tip this repository has can tell what is newer; without it, fall back to run ids.
   const based = record.basedOn ? await repo.readCommit(record.basedOn) : undefined;
   const basedOnFiles = based ? await repo.readTreeRecursive(based.tree) : undefined;
-  return { id, ref, tip, record, desired, checkpoints, logs, basedOnFiles };
+  return { id, ref, tip, record, desired, checkpoints, logs, tails, basedOnFiles };
 }
 
 /** An environment with nothing recorded (a first run, or a plan that cannot read the remote). */
@@ -174,7 +187,7 @@ export function emptyEnvState(prefix: string, environment: string): EnvState {
     environment,
     refs: envRefs(prefix, environment),
     allTips: new Map(),
-    tips: { runs: new Map(), evidence: new Map() },
+    tips: { runs: new Map(), evidence: new Map(), ended: new Map() },
     observed: new Map(),
     observedFiles: new Map(),
     desiredFiles: new Map(),
@@ -196,9 +209,11 @@ export async function readEnvironment(
   const tips = await backend.list(`${prefix}/${environment}`);
   const runs = new Map<string, string>();
   const evidence = new Map<string, string>();
+  const ended = new Map<string, string>();
+  const byKind = { runs, evidence, ended };
   for (const [ref, oid] of tips) {
-    const m = /\/(runs|evidence)\/([^/]+)$/.exec(ref);
-    if (m && ref.startsWith(`${prefix}/${environment}/`)) (m[1] === 'runs' ? runs : evidence).set(m[2] as string, oid);
+    const m = /\/(runs|evidence|ended)\/([^/]+)$/.exec(ref);
+    if (m && ref.startsWith(`${prefix}/${environment}/`)) byKind[m[1] as keyof typeof byKind].set(m[2] as string, oid);
   }
   const state: EnvState = {
     ...emptyEnvState(prefix, environment),
@@ -209,6 +224,8 @@ export async function readEnvironment(
       observed: tips.get(refs.observed),
       runs,
       evidence,
+      history: tips.get(refs.history),
+      ended,
     },
   };
   const reader = new Reader(repo);

@@ -7,6 +7,7 @@ import { isoTime, withOffset } from '../util/time.js';
 import type { RefBackend, WriteIntent } from './backend.js';
 import { FILES, type Holder, type LeaseDoc, type RunRecord } from './documents.js';
 import { heartbeatInterval, RENEW_MARGIN_MS } from './heartbeat.js';
+import { appendHistory, endedToFold, type HistoryEntry, importedEntry } from './history.js';
 import { GRACE_MS, newLease } from './lease.js';
 import type { EnvState } from './read.js';
 
@@ -41,6 +42,13 @@ export class RunSession {
   private beat: { timer: NodeJS.Timeout; record: RunRecord } | undefined;
   private beatFailure: unknown;
   readonly heartbeatMs = heartbeatInterval();
+  /**
+   * While a wave runs: the units running, since when, and each one's output so far (bounded). Every
+   * write of the run ref carries it — the heartbeat's too — so a run killed mid-unit leaves its
+   * last output and how long its units had run.
+   */
+  progress: (() => { running: NonNullable<RunRecord['running']>; tails: Map<string, string> }) | undefined;
+  private tailed = new Set<string>();
 
   constructor(
     private readonly repo: GitRepo,
@@ -86,9 +94,19 @@ export class RunSession {
     // The tools running now, for a post step or `nyl lease break` on the same host.
     const groups = guardedGroups();
     if (groups.length || record.processGroups) record.processGroups = groups;
+    this.carryProgress(record);
     this.runFiles.set(FILES.run, Buffer.from(prettyJson(record)));
     const tree = batch.tree(this.runFiles);
     return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });
+  }
+
+  private carryProgress(record: RunRecord): void {
+    const p = record.phase === 'wave' ? this.progress?.() : undefined;
+    for (const unit of this.tailed) if (!p?.tails.has(unit)) this.runFiles.delete(FILES.runTail(unit));
+    this.tailed = new Set(p?.tails.keys() ?? []);
+    for (const [unit, text] of p?.tails ?? []) this.runFiles.set(FILES.runTail(unit), Buffer.from(text));
+    if (p && Object.keys(p.running).length) record.running = p.running;
+    else delete record.running;
   }
 
   /** For operations without a run record (recover, lease break): one write that checks and releases the lease. */
@@ -266,16 +284,47 @@ export class RunSession {
     updates: StateUpdate[],
     now: number,
     consumed: { id: string; ref: string; tip: string; retire: boolean }[] = [],
+    /** This run's own history entry (its final record and logs); consumed runs get theirs here. */
+    own?: HistoryEntry,
   ): Promise<{ tips: Map<string, string>; late: string[] }> {
     await this.settleHeartbeat();
     this.stopBeat();
-    return this.exclusive(() => this.landWrite(updates, now, consumed));
+    return this.exclusive(() => this.landWrite(updates, now, consumed, own));
+  }
+
+  /**
+   * The history ref's update of a landing write: each consumed run ref's entry (oldest first),
+   * the ended refs folded in (and deleted), then this run's own.
+   */
+  private async historyWrite(
+    batch: ReturnType<GitRepo['batch']>,
+    now: number,
+    consumed: { id: string; ref: string }[],
+    own: HistoryEntry | undefined,
+  ): Promise<RefUpdate[]> {
+    const imported = consumed
+      .filter((c) => c.ref === this.state.refs.run(c.id))
+      .map((c) => this.state.runs.get(c.id))
+      .filter((r) => r !== undefined)
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .map((r) => importedEntry(r, this.run, now));
+    const ended = endedToFold(this.state);
+    const update = await appendHistory(this.repo, batch, {
+      ref: this.state.refs.history,
+      tip: this.state.tips.history,
+      entries: [...imported, ...(own ? [own] : [])],
+      ended,
+      author: this.author,
+    });
+    if (!update) return [];
+    return [update, ...ended.map((e) => ({ ref: e.ref, old: e.tip, new: undefined }))];
   }
 
   private async landWrite(
     updates: StateUpdate[],
     now: number,
     consumed: { id: string; ref: string; tip: string; retire: boolean }[],
+    own: HistoryEntry | undefined,
   ): Promise<{ tips: Map<string, string>; late: string[] }> {
     const batch = this.repo.batch();
     const tips = new Map<string, string>();
@@ -288,6 +337,7 @@ export class RunSession {
     }
     const heldUntil = this.lease?.deadline;
     const lease = this.leaseCommit(batch, this.releasedLease(now), `nyl: release lease ${this.env} from ${this.run}`);
+    const history = await this.historyWrite(batch, now, consumed, own);
     await batch.flush();
     const late: string[] = [];
     const intent = this.prepared
@@ -313,6 +363,7 @@ export class RunSession {
           ...refUpdates,
           ...(this.runTip ? [{ ref: this.runRef, old: this.runTip, new: undefined }] : []),
           ...dead,
+          ...history,
         ],
         intent,
       );
@@ -336,6 +387,25 @@ export class RunSession {
     this.leaseTip = lease;
     this.runTip = undefined;
     return { tips, late };
+  }
+
+  /**
+   * A single write (prepared) that replaces refs outright — `nyl runs prune` re-commits the history
+   * ref — checked against the lease, which it renews and releases in the same push.
+   */
+  async replace(updates: RefUpdate[], now: number, what: string): Promise<void> {
+    await this.exclusive(async () => {
+      const batch = this.repo.batch();
+      const lease = this.leaseCommit(batch, this.releasedLease(now), `nyl: release lease ${this.env} from ${this.run}`);
+      await batch.flush();
+      const ok = await this.send([{ ref: this.state.refs.lease, old: this.leaseTip, new: lease }, ...updates], {
+        what,
+        ifLanded: 'it is done',
+        ifNot: 'nothing was changed; run the command again',
+      });
+      if (!ok) this.lost();
+      this.leaseTip = lease;
+    });
   }
 
   /** A broken lease taken over by an importer goes back when no import lands (seed: "puts the broken lease back"). */

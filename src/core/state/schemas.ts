@@ -46,12 +46,24 @@ export const LeaseSchema = z.looseObject({
   broken: brokenInfo.optional(),
 });
 
+const runState = z.enum([
+  'claimed',
+  'executing',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'lost',
+  'superseded',
+  'refused',
+  'timeout',
+]);
+
 export const RunRecordSchema = z.looseObject({
   schema: z.literal('nyl.run/v1'),
   run: str,
   environment: str,
   operation: str,
-  state: z.enum(['claimed', 'executing', 'succeeded', 'failed', 'cancelled', 'timeout']),
+  state: runState,
   holder,
   source: str,
   startedAt: time,
@@ -66,6 +78,25 @@ export const RunRecordSchema = z.looseObject({
   finishedAt: time.optional(),
   supervisor: z.looseObject({ host: str, pid: z.number(), groupsFile: str.optional() }).optional(),
   processGroups: z.array(z.number()).optional(),
+  states: z
+    .array(z.looseObject({ state: runState, at: time, wave: z.number().optional(), units: z.array(str).optional() }))
+    .optional(),
+  running: z.record(str, z.looseObject({ startedAt: time, elapsedMs: z.number() })).optional(),
+  results: z
+    .record(
+      str,
+      z.looseObject({
+        result: str,
+        kind: str.optional(),
+        durationMs: z.number().optional(),
+        exitCode: z.number().optional(),
+        reason: str.optional(),
+      }),
+    )
+    .optional(),
+  importedBy: str.optional(),
+  imported: z.array(str).optional(),
+  ended: z.looseObject({ code: str, message: str }).optional(),
 });
 
 export const CheckpointSchema = z.looseObject({

@@ -1,4 +1,5 @@
-import { Exit } from '../../util/errors.js';
+import { Exit, NylError, type Problem } from '../../util/errors.js';
+import { RECORDED_REFUSALS, recordEnded } from '../ended-run.js';
 import { promotionGate, refusePending } from '../promotion.js';
 import type { OpReport } from '../report.js';
 import { judgeSource, type SourceVerdict } from '../source-order.js';
@@ -11,7 +12,9 @@ import type { Loaded, OpContext } from '../workspace.js';
  */
 export function sourceGate(ctx: OpContext, env: string, allowOlder: boolean) {
   let verdict: SourceVerdict | undefined;
+  let seen: Loaded | undefined;
   const gate = async (l: Loaded) => {
+    seen = l;
     verdict = await judgeSource(ctx.repo, ctx.backend, {
       environment: env,
       source: l.cfg.source,
@@ -22,11 +25,15 @@ export function sourceGate(ctx: OpContext, env: string, allowOlder: boolean) {
     if (!verdict.superseded) refusePending(l.sel, await promotionGate(ctx, l.cfg, l.sel, l.cfg.source));
     return { stop: verdict.superseded, problems: verdict.problems };
   };
-  return { gate, verdict: () => verdict };
+  return { gate, verdict: () => verdict, loaded: () => seen };
 }
 
 /** A reconcile that did not apply an older source: nothing taken, nothing executed, exit 0. */
-export function superseded(env: string, s: NonNullable<SourceVerdict['superseded']>): OpReport {
+export function superseded(
+  env: string,
+  s: NonNullable<SourceVerdict['superseded']>,
+  recorded: { run: string; problem?: Problem },
+): OpReport {
   return {
     operation: 'reconcile',
     environment: env,
@@ -34,8 +41,25 @@ export function superseded(env: string, s: NonNullable<SourceVerdict['superseded
     facts: [
       ['source', s.source],
       ['recorded', s.recorded],
+      ['run', recorded.run],
     ],
-    problems: [s.problem],
+    problems: [s.problem, ...(recorded.problem ? [recorded.problem] : [])],
     exit: Exit.ok,
   };
+}
+
+/** A refusal about this source or plan is kept in the run history (best effort), then stands. */
+export async function recordRefusal(ctx: OpContext, e: unknown, l: Loaded | undefined): Promise<void> {
+  const p = e instanceof NylError ? e.problems.find((x) => RECORDED_REFUSALS.has(x.code)) : undefined;
+  if (!p || !l) return;
+  await recordEnded(
+    ctx,
+    { environment: l.sel.environment, refs: l.state.refs },
+    {
+      operation: 'reconcile',
+      source: l.cfg.source,
+      state: 'refused',
+      problem: p,
+    },
+  );
 }

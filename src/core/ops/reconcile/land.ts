@@ -6,6 +6,7 @@ import { Exit, type Problem, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
 import { transitionMessage } from '../message.js';
 import type { RunReport, UnitRow } from '../report.js';
+import { ownEntry } from '../run-history.js';
 import type { SourceVerdict } from '../source-order.js';
 import { consumedRefs, desiredFiles, importLists, messageUnits, observedFiles, sameFiles } from '../transition.js';
 import type { ReconcileOptions } from './options.js';
@@ -71,7 +72,7 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
   const base = { source: l.source, rows: shown, problems: l.problems };
 
   if (!changed.size && !desiredChanged && !l.takeover) {
-    if (writer.acquired) await writer.session.land([], ctx.now());
+    if (writer.acquired) await writer.session.land([], ctx.now(), [], historyOf(l, ex, rows));
     return runReport(sel, { ...base, run: writer.acquired ? writer.run : undefined, observed: state.tips.observed });
   }
   if (!writer.acquired) await writer.write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
@@ -95,7 +96,12 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
     });
   crashPoint('before-transition');
   const landedState = new Map([...state.observed, ...changed]);
-  const landed = await writer.session.land(updates, ctx.now(), consumedRefs(l.original, l.imp, landedState));
+  const landed = await writer.session.land(
+    updates,
+    ctx.now(),
+    consumedRefs(l.original, l.imp, landedState),
+    historyOf(l, ex, rows),
+  );
   crashPoint('after-transition');
   for (const id of landed.late) l.problems.push(lateCheckpoint(sel.environment, id, state.refs.evidence(id)));
   return runReport(sel, {
@@ -103,6 +109,19 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
     run: writer.run,
     desired: landed.tips.get(state.refs.desired),
     observed: landed.tips.get(state.refs.observed) ?? state.tips.observed,
+  });
+}
+
+/** This run's entry in the environment's history: its record ended, each unit's result, its logs. */
+function historyOf(l: LandInput, ex: Executed, rows: UnitRow[]) {
+  const exitCodes = new Map<string, number>();
+  for (const [n, o] of ex.outcomes) {
+    const code = o.observed?.condition?.exitCode;
+    if (code !== undefined && o.observed?.condition?.run === l.writer.run) exitCodes.set(n, code);
+  }
+  return ownEntry(l.writer.record, rows, l.writer.session.runFiles, l.ctx.now(), {
+    imported: l.imp?.consumed.map((c) => c.id),
+    exitCodes,
   });
 }
 

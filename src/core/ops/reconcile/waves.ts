@@ -1,9 +1,11 @@
 import type { ExecuteContext } from '../../drivers/driver.js';
+import { asUnit, liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
 import type { Selection } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
 import type { EnvState } from '../../state/read.js';
+import { moveTo } from '../../state/run-record.js';
 import { prettyJson } from '../../util/canonical.js';
 import { crashPoint } from '../../util/crash.js';
 import { masker } from '../../util/mask.js';
@@ -182,16 +184,23 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
   }
   // Before a unit starts, the run ref records its desired document and uid.
   for (const t of toRun) writer.session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
-  Object.assign(writer.record, { state: 'executing', phase: 'wave', wave: w, executing: toRun.map((t) => t.name) });
+  const units = toRun.map((t) => t.name);
+  moveTo(writer.record, 'executing', ctx.now(), { index: w, units });
+  Object.assign(writer.record, { phase: 'wave', wave: w, executing: units });
   await writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
 
+  const running = new Map<string, number>();
+  writer.session.progress = () => progressOf(running, ctx.now());
   let finished = 0;
   await mapPool(toRun, r.parallelism, async (t) => {
     // A cancel, or a lease found lost by the heartbeat, stops units waiting for a slot: they never started.
     if (ctx.cancellation.requested || writer.session.heartbeatFailure !== undefined)
       return void ex.outcomes.set(t.name, notStarted(t.name, t.desired));
     ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
-    const result = await execute(t, driverContext(r, t.desired));
+    running.set(t.name, ctx.now());
+    const result = await asUnit(t.name, () => execute(t, driverContext(r, t.desired))).finally(() =>
+      running.delete(t.name),
+    );
     const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);
     ex.outcomes.set(t.name, o);
     if (result.status === 'succeeded') ex.outputs.set(t.name, result.outputs);
@@ -208,7 +217,20 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
     if (++finished === 1) crashPoint('mid-wave');
   });
   await writer.session.settleHeartbeat();
+  writer.session.progress = undefined;
   writer.record.executing = [];
+}
+
+/** The units running now, for the heartbeat: since when, how long, and their output so far. */
+function progressOf(running: Map<string, number>, now: number) {
+  const out: Record<string, { startedAt: string; elapsedMs: number }> = {};
+  const tails = new Map<string, string>();
+  for (const [unit, since] of running) {
+    out[unit] = { startedAt: isoTime(since), elapsedMs: now - since };
+    const tail = liveTail(unit);
+    if (tail !== undefined) tails.set(unit, tail);
+  }
+  return { running: out, tails };
 }
 
 /**

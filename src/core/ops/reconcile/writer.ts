@@ -1,5 +1,6 @@
 import type { Checkpoint, RunRecord } from '../../state/documents.js';
 import { FILES } from '../../state/documents.js';
+import { endRecord } from '../../state/run-record.js';
 import type { RunSession } from '../../state/run-session.js';
 import { prettyJson } from '../../util/canonical.js';
 import { crashPoint } from '../../util/crash.js';
@@ -61,7 +62,7 @@ export class RunWriter {
   /** Ends a run that lands no transition (cancelled, failed): run ref finished, lease released. */
   async finish(state: RunRecord['state']): Promise<void> {
     this.stage();
-    Object.assign(this.record, { state, phase: 'finished', executing: [], finishedAt: isoTime(this.now()) });
+    endRecord(this.record, state, this.now());
     await this.session.finish(this.record, this.now());
   }
 
@@ -78,15 +79,10 @@ export class RunWriter {
     }
     if (e.problems.some((p) => p.code === 'NYL-LEASE-LOST')) {
       this.stage();
+      // Lost: its deadline is not extended, so the next run imports it at once.
       const t = isoTime(this.now());
-      Object.assign(this.record, {
-        state: 'failed',
-        phase: 'finished',
-        executing: [],
-        deadline: t,
-        updatedAt: t,
-        finishedAt: t,
-      });
+      endRecord(this.record, 'lost', this.now());
+      Object.assign(this.record, { deadline: t, updatedAt: t });
       await this.session.salvage(this.record).catch(() => 'none');
       return;
     }

@@ -1,0 +1,58 @@
+import type { GitRepo } from '../git/repo.js';
+import type { RefBackend } from './backend.js';
+import { FILES, type RunRecord } from './documents.js';
+import { parseDocument } from './schemas.js';
+
+/** One run of the history ref: its commit, its final record, the files beside it (logs). */
+export interface HistoryItem {
+  commit: string;
+  record: RunRecord;
+  files: Map<string, string>;
+}
+
+/**
+ * Walks the history ref from its tip along first parents, newest first, reading one commit at a
+ * time: `status` and `reconcile` never do this. Where the local repository's history ends (a
+ * shallow fetch), it asks the remote for more, as deep as the walk has got plus what it still
+ * wants (`want`, doubled each time), so `--limit 20` fetches about 20 commits, not the history.
+ * A commit whose run.json cannot be read is skipped and counted, never guessed at.
+ */
+export async function* walkHistory(
+  repo: GitRepo,
+  backend: RefBackend,
+  tip: string | undefined,
+  want: number,
+): AsyncGenerator<HistoryItem, { unreadable: number; truncated: boolean }> {
+  let cur = tip;
+  let seen = 0;
+  let unreadable = 0;
+  let ask = Math.max(want, 1);
+  while (cur) {
+    let c = await repo.readCommit(cur);
+    if (!c && backend.fetchCommits && tip) {
+      ask *= 2;
+      if (await backend.fetchCommits([tip], { depth: seen + ask })) c = await repo.readCommit(cur);
+    }
+    if (!c) return { unreadable, truncated: true };
+    seen++;
+    const files = await repo.readTreeRecursive(c.tree);
+    const body = files.get(FILES.run);
+    const o = body ? await repo.readObject(body) : undefined;
+    const parsed = o?.type === 'blob' ? parseDocument('run', o.body) : undefined;
+    if (parsed?.ok) yield { commit: c.oid, record: parsed.doc as RunRecord, files };
+    else unreadable++;
+    cur = c.parents[0];
+  }
+  return { unreadable, truncated: false };
+}
+
+/** The record of an ended ref (a superseded or refused run not yet in history). */
+export async function readEndedRecord(repo: GitRepo, tip: string): Promise<RunRecord | undefined> {
+  const c = await repo.readCommit(tip);
+  if (!c) return undefined;
+  const files = await repo.readTreeRecursive(c.tree);
+  const oid = files.get(FILES.run);
+  const o = oid ? await repo.readObject(oid) : undefined;
+  const parsed = o?.type === 'blob' ? parseDocument('run', o.body) : undefined;
+  return parsed?.ok ? (parsed.doc as RunRecord) : undefined;
+}

@@ -34,6 +34,20 @@ const WAIT_LEASE: Record<string, OptionSpec> = {
   },
 };
 
+/** Recovery runs (seed 004): a selection instead of everything that differs. */
+const RECOVERY: Record<string, OptionSpec> = {
+  failed: {
+    type: 'boolean',
+    help: 'only the failed units (retryable or not), uncertain ones whose policy converges, and their dependants',
+  },
+  from: {
+    type: 'string',
+    multiple: true,
+    value: 'U',
+    help: 'U and everything downstream of it, current or not (reconcile: with --reason); repeatable',
+  },
+};
+
 const REASON: OptionSpec = { type: 'string', value: 'TEXT', help: 'why (recorded with who asked)' };
 
 export interface CommandSpec {
@@ -83,9 +97,14 @@ export const COMMANDS: Record<string, CommandSpec> = {
       reason: {
         type: 'string',
         value: 'TEXT',
-        help: 'why (with --reapply or --allow-older-source; recorded with who asked)',
+        help: 'why (with --reapply, --from or --allow-older-source; recorded with who asked)',
       },
       plan: { type: 'string', value: 'TOKEN', help: 'execute exactly the plan `nyl plan` printed this token for' },
+      ...RECOVERY,
+      'allow-config-change': {
+        type: 'boolean',
+        help: 'with --failed/--from: run units whose configuration changed since the attempt that failed',
+      },
       'allow-older-source': {
         type: 'boolean',
         help: 'apply a source commit older than the one the environment was last reconciled from (with --reason)',
@@ -100,7 +119,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'Compares the desired documents of the source commit with the recorded receipts. A unit that\n' +
       'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
       'outputs change.',
-    options: COMMON,
+    options: { ...COMMON, ...RECOVERY },
     exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
   },
   status: {

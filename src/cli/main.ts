@@ -225,21 +225,30 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
     ['lease break', 'hold', 'resume'].includes(command) ||
     (command === 'recover' && units.length > 0) ||
     values.reapply === true ||
+    (command === 'reconcile' && values.from !== undefined) ||
     values['allow-older-source'] === true;
   if (needsReason && !reason?.trim())
     throw usage(
-      `${command}${values.reapply ? ' --reapply' : values['allow-older-source'] ? ' --allow-older-source' : ''} needs a reason`,
+      `${command}${values.reapply ? ' --reapply' : values.from ? ' --from' : values['allow-older-source'] ? ' --allow-older-source' : ''} needs a reason`,
       `pass --reason "<why>"; it is recorded with who asked`,
     );
   if (reason !== undefined && !reason.trim())
     throw usage(`${command} --reason is empty`, 'pass --reason "<why>": it is recorded with who asked');
   const needsUnit = ['hold', 'resume', 'exec', 'state forget'].includes(command) || values.reapply === true;
   if (needsUnit && !units.length) throw usage(`${command} needs --unit U`, `see \`nyl ${command} --help\``);
-  if (command === 'reconcile' && reason !== undefined && !values.reapply && !values['allow-older-source'])
+  if (
+    command === 'reconcile' &&
+    reason !== undefined &&
+    !values.reapply &&
+    !values.from &&
+    !values['allow-older-source']
+  )
     throw usage(
-      'reconcile --reason goes with --reapply or --allow-older-source',
-      'pass --unit U --reapply --reason <text>, or --allow-older-source --reason <text>, or drop --reason',
+      'reconcile --reason goes with --reapply, --from or --allow-older-source',
+      'pass --unit U --reapply --reason <text>, --from U --reason <text>, or --allow-older-source --reason <text>, or drop --reason',
     );
+  if (values['allow-config-change'] && !values.failed && !values.from)
+    throw usage('--allow-config-change goes with --failed or --from', 'pass --failed or --from U, or drop it');
   if (command === 'reconcile' && units.length && !values.reapply)
     throw usage('reconcile --unit needs --reapply', 'pass --reapply --reason <text> to execute those units again');
   if (RUN_ARG.includes(command) && positionals.length !== 1)
@@ -329,9 +338,12 @@ async function runCommand(
         reapply: values.reapply ? { units, reason: reason as string } : undefined,
         plan: values.plan as string | undefined,
         allowOlderSource: values['allow-older-source'] ? { reason: reason as string } : undefined,
+        failed: values.failed === true,
+        from: values.from ? { units: values.from as string[], reason: reason as string } : undefined,
+        allowConfigChange: values['allow-config-change'] === true,
       });
     case 'plan':
-      return plan(ctx, { environment });
+      return plan(ctx, { environment, failed: values.failed === true, from: values.from as string[] | undefined });
     case 'verify':
       return verify(ctx, { environment, parallelism });
     case 'hold':

@@ -27,6 +27,12 @@ export interface DecideOptions {
   reapply?: ReadonlySet<string>;
   /** --plan with a matching token: the plan's executions are approved. */
   planApproved?: boolean;
+  /** --failed: failed units run again, retryable or not (a person asked for it). */
+  retry?: ReadonlySet<string>;
+  /** --failed, --from: only these units may execute; the others are reused or skipped. */
+  only?: ReadonlySet<string>;
+  /** Why a unit outside `only` does not execute, in the row: `not selected (--failed)`. */
+  onlyWhy?: string;
 }
 
 /** The latest drift observation, when it is about the current receipt and says drifted. */
@@ -68,7 +74,7 @@ export function decide(
     return { action: 'wait', state: 'uncertain', reason: c.reason };
   }
   if (c?.state === 'failed') {
-    if (c.retryable !== false) return execute('retry');
+    if (c.retryable !== false || opts.retry?.has(name)) return execute('retry');
     // A non-retryable failure waits for `nyl recover --retry`, unless what failed has changed since.
     if (c.executionKey && c.executionKey !== desired.executionKey) return execute('changed');
     return { action: 'wait', state: 'failed', reason: c.reason };
@@ -114,3 +120,10 @@ export const WHY_TEXT: Record<Why, string> = {
   drift: 'drifted; repairing it',
   reapply: 'reapply requested',
 };
+
+/** What a unit outside a selection (--failed, --from) would have done, in a row's words. */
+export function wouldText(d: Decision): string {
+  if (d.action === 'execute') return `execute: ${WHY_TEXT[d.why]}`;
+  if (d.action === 'inspect') return 'be inspected';
+  return `wait for approval: ${d.action === 'awaiting-approval' ? d.reason : ''}`;
+}

@@ -19,7 +19,9 @@ export type Evaluation =
   /** Needs a unit that failed, is uncertain or is blocked itself. */
   | { action: 'blocked'; on: string; reason: string }
   /** Cannot be resolved, e.g. an upstream receipt lacks the referenced output. */
-  | { action: 'invalid'; reason: string };
+  | { action: 'invalid'; reason: string }
+  /** Would execute, but this run executes only a selection (--failed, --from) it is not in. */
+  | { action: 'skipped'; reason: string; would: Decision };
 
 export interface EvaluatedUnit {
   name: string;
@@ -57,12 +59,19 @@ export function evaluateUnit(
   const base = { name, kind: u.doc.kind, observed };
   for (const dep of u.deps) {
     const o = outcomeOf(dep);
-    if (o && (o.action === 'wait' || o.action === 'blocked' || o.action === 'invalid')) {
+    if (o && (o.action === 'wait' || o.action === 'blocked' || o.action === 'invalid' || o.action === 'skipped')) {
       // A unit's own uncertainty says more than what blocks it.
       const c = observed?.condition;
       if (c?.state === 'uncertain')
         return { ...base, policy: 'manual', evaluation: { action: 'wait', state: 'uncertain', reason: c.reason } };
-      const why = o.action === 'wait' ? o.state : o.action === 'invalid' ? 'failed' : 'blocked';
+      const why =
+        o.action === 'wait'
+          ? o.state
+          : o.action === 'invalid'
+            ? 'failed'
+            : o.action === 'skipped'
+              ? 'not selected, and not current'
+              : 'blocked';
       return { ...base, policy: 'manual', evaluation: { action: 'blocked', on: dep, reason: `needs ${dep} (${why})` } };
     }
   }
@@ -90,7 +99,14 @@ export function evaluateUnit(
     throw e;
   }
   const policy = driverFor(u.doc.kind).policy(desired);
-  return { ...base, policy, desired, evaluation: decide(desired, observed, policy, opts) };
+  return { ...base, policy, desired, evaluation: selected(name, decide(desired, observed, policy, opts), opts) };
+}
+
+/** Outside a selection (--failed, --from), what would execute does not: reused receipts stay. */
+function selected(name: string, d: Decision, opts: DecideOptions): Evaluation {
+  if (!opts.only || opts.only.has(name)) return d;
+  if (d.action !== 'execute' && d.action !== 'inspect' && d.action !== 'awaiting-approval') return d;
+  return { action: 'skipped', reason: `not selected (${opts.onlyWhy ?? 'a selection'})`, would: d };
 }
 
 /**

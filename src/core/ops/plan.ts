@@ -6,10 +6,18 @@ import type { EnvState } from '../state/read.js';
 import { emptyEnvState } from '../state/read.js';
 import { sha256Key } from '../util/canonical.js';
 import { Exit, NylError, type Problem, problem, worstExit } from '../util/errors.js';
-import { WHY_TEXT } from './decide.js';
+import { WHY_TEXT, wouldText } from './decide.js';
 import { type Evaluation, evaluateAll } from './evaluate.js';
+import {
+  configChanged,
+  type RecoveryAsk,
+  type RecoverySelection,
+  recoveryOptions,
+  recoverySelection,
+} from './recovery-selection.js';
 import type { RunReport, UnitRow } from './report.js';
 import { previewImport } from './takeover.js';
+import { refuseUnknown as refuseUnknownUnit } from './unit-names.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 export interface Plan {
@@ -17,15 +25,18 @@ export interface Plan {
   problems: Problem[];
   /** Names source, desired and observed state and the plan itself: any change makes it stale. */
   token: string;
+  /** A recovery plan's selection (--failed, --from). */
+  recovery?: RecoverySelection;
 }
 
 const short = (oid: string | undefined) => (oid ?? 'none').slice(0, 12);
 
 /** The plan as things stand (dead runs imported first, as a reconcile would). */
-export function computePlan(sel: Selection, recorded: EnvState, now: number): Plan {
+export function computePlan(sel: Selection, recorded: EnvState, now: number, ask: RecoveryAsk = {}): Plan {
   const { state, problems } = previewImport(sel, recorded, leaseVerdict(recorded, now), now);
+  const recovery = recoverySelection(sel, state, ask);
   const rows: UnitRow[] = [];
-  for (const e of evaluateAll(sel, state).values()) {
+  for (const e of evaluateAll(sel, state, recoveryOptions(recovery, { driftRepair: sel.driftRepair })).values()) {
     const ev = e.evaluation;
     const row = { unit: e.name, kind: e.kind, executionKey: e.desired?.executionKey };
     if (ev.action === 'pending' && !ev.regardless) {
@@ -37,18 +48,20 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number): Pl
     const after = ev.action === 'pending' ? ` (after ${ev.on.join(', ')})` : '';
     rows.push({ ...row, ...planRow(d), ...(after ? { detail: `${planRow(d).detail}${after}` } : {}) });
   }
-  const digest = rowsDigest(sel, rows);
+  // A recovery plan is bound to its selection and the configuration revision it runs against.
+  const digest = rowsDigest(sel, rows, recovery ? [recovery.why, recovery.revision] : []);
   // Not the source commit: a merge that resolves to the same documents keeps the token.
   const token = `v2.${short(recorded.tips.desired)}.${short(recorded.tips.observed)}.${digest}`;
-  return { rows, problems, token };
+  return { rows, problems, token, recovery };
 }
 
 /**
  * What the plan's rows say, in 12 hex digits: each unit's result and the execution key of its
  * desired document (a unit whose inputs are not known yet: the key of its configuration).
  */
-function rowsDigest(sel: Selection, rows: UnitRow[]): string {
-  return sha256Key(rows.map((r) => [r.unit, r.result, r.executionKey ?? configKey(sel, r.unit)])).slice(7, 19);
+function rowsDigest(sel: Selection, rows: UnitRow[], bound: string[]): string {
+  const list: unknown[] = rows.map((r) => [r.unit, r.result, r.executionKey ?? configKey(sel, r.unit)]);
+  return sha256Key(bound.length ? [...list, bound] : list).slice(7, 19);
 }
 
 /** The short form of an execution key a kept plan row holds (a PR comment's hidden rows). */
@@ -100,14 +113,27 @@ export function checkToken(
 /** What a reconcile would do now, executing nothing and writing nothing. */
 export async function plan(
   ctx: OpContext,
-  opts: { environment: string; asNewWhenUnreachable?: boolean },
+  opts: { environment: string; asNewWhenUnreachable?: boolean } & RecoveryAsk,
 ): Promise<RunReport> {
   const { cfg, sel, state, unread } = await loadForPlan(ctx, opts);
-  const { rows, problems, token } = computePlan(sel, state, ctx.now());
+  for (const u of opts.from ?? []) refuseUnknownUnit(sel, u);
+  const { rows, problems, token, recovery } = computePlan(sel, state, ctx.now(), opts);
   problems.unshift(...unread);
-  const n = rows.filter((r) => r.result === 'execute').length;
-  const maybe = rows.filter((r) => r.result === 'maybe').length;
-  const approval = rows.filter((r) => r.result === 'awaiting-approval').length;
+  if (recovery?.changed.length) problems.push(configChanged(sel, recovery, 'warning'));
+  const count = (r: string) => rows.filter((x) => x.result === r).length;
+  const [n, maybe, approval, skipped] = ['execute', 'maybe', 'awaiting-approval', 'skipped'].map(count) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const summary = [
+    `${n} to execute`,
+    ...(maybe ? [`${maybe} depending on outputs`] : []),
+    ...(approval ? [`${approval} awaiting approval`] : []),
+    ...(skipped ? [`${skipped} not selected`] : []),
+    `${rows.length - n - maybe - approval - skipped} unchanged`,
+  ].join(', ');
   return {
     operation: 'plan',
     environment: opts.environment,
@@ -115,16 +141,25 @@ export async function plan(
     rows,
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
-    extra: [
-      [
-        'plan',
-        `${n} to execute${maybe ? `, ${maybe} depending on outputs` : ''}${approval ? `, ${approval} awaiting approval` : ''}, ${rows.length - n - maybe - approval} unchanged`,
-      ],
-      ['token', token],
-    ],
+    extra: [['plan', summary], ...(recovery ? recoveryFacts(state, rows, recovery) : []), ['token', token]],
     desired: state.tips.desired,
     observed: state.tips.observed,
   };
+}
+
+/**
+ * A recovery plan's preview (seed 004): what it selects, the receipts it reuses, the dead runs
+ * imported first, and the configuration revision it runs against.
+ */
+function recoveryFacts(state: EnvState, rows: UnitRow[], r: RecoverySelection): [string, unknown][] {
+  const reused = rows.filter((x) => x.result === 'current' && !r.only.has(x.unit)).map((x) => x.unit);
+  const imports = [...state.runs.keys()].sort();
+  return [
+    ['selection', `${r.why}: ${r.roots.join(', ') || '(nothing failed)'} and what depends on them`],
+    ['reused', reused.length ? reused.join(', ') : '(none)'],
+    ...(imports.length ? [['imports', imports.join(', ')] as [string, unknown]] : []),
+    ['revision', r.revision],
+  ];
 }
 
 /** A plan row's result and detail for a decision (as reconcile would report the unit). */
@@ -148,6 +183,8 @@ function planRow(d: Exclude<Evaluation, { action: 'pending' }>): { result: strin
       return { result: 'held', detail: d.reason };
     case 'drifted':
       return { result: 'drifted', detail: d.reason };
+    case 'skipped':
+      return { result: 'skipped', detail: `${d.reason}; it would ${wouldText(d.would)}` };
   }
 }
 

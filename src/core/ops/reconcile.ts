@@ -6,6 +6,7 @@ import { leaseHeldProblem } from './lease-problems.js';
 import { recordRefusal, sourceGate, superseded } from './reconcile/gate.js';
 import { type LandInput, landCancelled, landTransition } from './reconcile/land.js';
 import { DEFAULT_PARALLELISM, type ReconcileOptions } from './reconcile/options.js';
+import { landedPlan } from './reconcile/replay.js';
 import { runReport } from './reconcile/report.js';
 import { decideUpfront, selectScope } from './reconcile/scope.js';
 import { staticRow } from './reconcile/task.js';
@@ -76,6 +77,9 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
   try {
     scope = selectScope(sel, original, state, opts, ctx.now());
   } catch (e) {
+    // The same accepted plan asked again after its run landed: that run is the answer.
+    const again = opts.plan ? await landedPlan(ctx, state, opts.plan, e) : undefined;
+    if (again) return again;
     await recordRefusal(ctx, e, source.loaded());
     throw e;
   }
@@ -100,6 +104,13 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     RESOLUTION_TIMEOUT_MS + GRACE_MS,
   );
   const writer = new RunWriter(started.session, started.record, ctx.now);
+  if (opts.plan) writer.record.plan = opts.plan;
+  if (scope.recovery)
+    writer.record.recovery = {
+      selection: scope.recovery.why,
+      roots: scope.recovery.roots,
+      revision: scope.recovery.revision,
+    };
   const input: LandInput = {
     ctx,
     sel,

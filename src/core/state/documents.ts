@@ -111,6 +111,10 @@ export interface RunRecord {
   imported?: string[];
   /** Why a refused or superseded run ended: the problem it answered with. */
   ended?: { code: string; message: string };
+  /** The plan token it executed (--plan): the same accepted plan answers with this run again. */
+  plan?: string;
+  /** A recovery run's selection (--failed, --from) and the configuration revision it ran against. */
+  recovery?: { selection: string; roots: string[]; revision: string };
 }
 
 export interface Receipt {
@@ -135,6 +139,8 @@ export interface Condition {
   executionKey?: string;
   /** Whether the run named had checkpointed the unit when the condition was recorded (else a later checkpoint is late). */
   checkpointed?: boolean;
+  /** The configuration revision of the attempt (launch settings, variable names): see ops/revision.ts. */
+  revision?: string;
 }
 
 /** One unit's checkpoint on a run ref: what its execution recorded. */

@@ -97,6 +97,8 @@ export const RunRecordSchema = z.looseObject({
   importedBy: str.optional(),
   imported: z.array(str).optional(),
   ended: z.looseObject({ code: str, message: str }).optional(),
+  plan: str.optional(),
+  recovery: z.looseObject({ selection: str, roots: z.array(str), revision: str }).optional(),
 });
 
 export const CheckpointSchema = z.looseObject({
@@ -135,6 +137,7 @@ const condition = z.looseObject({
   exitCode: z.number().optional(),
   executionKey: str.optional(),
   checkpointed: z.boolean().optional(),
+  revision: str.optional(),
 });
 
 export const ObservedUnitSchema = z.looseObject({

@@ -147,7 +147,13 @@ async function messageOf(l: LandInput, ex: Executed, rows: UnitRow[]): Promise<s
     // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
     extra: [
       ['leaseBroken', l.imp?.leaseBroken],
-      ['reapplied', ran('reapply').length ? { by, reason: l.opts.reapply?.reason, units: ran('reapply') } : undefined],
+      [
+        'reapplied',
+        ran('reapply').length
+          ? { by, reason: l.opts.reapply?.reason ?? l.opts.from?.reason, units: ran('reapply') }
+          : undefined,
+      ],
+      ['recovery', l.writer.record.recovery],
       ['approved', approved.length ? { by, at: isoTime(l.ctx.now()), units: approved } : undefined],
       ['olderSource', older ? { by, reason: l.opts.allowOlderSource?.reason, recorded: older.recorded } : undefined],
     ],

@@ -13,6 +13,12 @@ export interface ReconcileOptions {
   planRows?: Pick<UnitRow, 'unit' | 'result' | 'executionKey'>[];
   /** --allow-older-source --reason: apply a source older than the recorded one, on purpose. */
   allowOlderSource?: { reason: string };
+  /** --failed: run the failed (and converging uncertain) units and their dependants, nothing else. */
+  failed?: boolean;
+  /** --from U --reason: run U and everything downstream of it again, current or not. */
+  from?: { units: string[]; reason: string };
+  /** --allow-config-change: a recovery run may run units whose configuration changed since they failed. */
+  allowConfigChange?: boolean;
 }
 
 export const DEFAULT_PARALLELISM = 4;

@@ -1,12 +1,14 @@
 import type { DesiredUnit } from '../../resolve/desired.js';
 import type { Selection } from '../../resolve/select.js';
 import type { EnvState } from '../../state/read.js';
-import { NylError, problem } from '../../util/errors.js';
+import { NylError } from '../../util/errors.js';
 import type { DecideOptions } from '../decide.js';
 import { type EvaluatedUnit, evaluateAll } from '../evaluate.js';
 import { checkToken, computePlan } from '../plan.js';
+import { configChanged, type RecoverySelection, recoveryOptions, recoverySelection } from '../recovery-selection.js';
 import type { UnitRow } from '../report.js';
 import { desiredFiles, sameFiles } from '../transition.js';
+import { refuseUnknown } from '../unit-names.js';
 import type { OpContext } from '../workspace.js';
 import type { ReconcileOptions } from './options.js';
 
@@ -18,6 +20,8 @@ export interface Scope {
   plan?: string;
   /** Units that left the configuration: reported until torn down or forgotten, never dropped. */
   removed: UnitRow[];
+  /** A recovery run's selection (--failed, --from): what it may execute. */
+  recovery?: RecoverySelection;
 }
 
 /** The select phase: named units exist, an approved plan is still the plan, what left is listed. */
@@ -29,36 +33,25 @@ export function selectScope(
   now: number,
 ): Scope {
   const env = sel.environment;
-  for (const u of [...(opts.approve ?? []), ...(opts.reapply?.units ?? [])]) refuseUnknown(sel, u);
+  const named = [...(opts.approve ?? []), ...(opts.reapply?.units ?? []), ...(opts.from?.units ?? [])];
+  for (const u of named) refuseUnknown(sel, u);
+  const ask = { failed: opts.failed, from: opts.from?.units };
+  const recovery = recoverySelection(sel, state, ask);
+  if (recovery?.changed.length && !opts.allowConfigChange) throw new NylError(configChanged(sel, recovery, 'error'));
   let planned: Map<string, string> | undefined;
   if (opts.plan) {
-    const current = computePlan(sel, recorded, now);
+    const current = computePlan(sel, recorded, now, ask);
     const stale = checkToken(env, opts.plan, current, opts.planRows);
     if (stale) throw new NylError(stale);
     planned = new Map(current.rows.map((r) => [r.unit, r.result]));
   }
-  return {
-    decide: {
-      driftRepair: sel.driftRepair,
-      approved: new Set(opts.approve ?? []),
-      reapply: new Set(opts.reapply?.units ?? []),
-      planApproved: planned !== undefined,
-    },
-    planned,
-    plan: opts.plan,
-    removed: removedRows(sel, state),
-  };
-}
-
-export function refuseUnknown(sel: Selection, unit: string): void {
-  if (sel.units.has(unit)) return;
-  const env = sel.environment;
-  throw new NylError(
-    problem('NYL-UNIT-UNKNOWN', `${env} has no unit ${unit}`, {
-      subject: unit,
-      fix: `units of ${env}: ${[...sel.units.keys()].join(', ')}`,
-    }),
-  );
+  const decide = recoveryOptions(recovery, {
+    driftRepair: sel.driftRepair,
+    approved: new Set(opts.approve ?? []),
+    reapply: new Set(opts.reapply?.units ?? []),
+    planApproved: planned !== undefined,
+  });
+  return { decide, planned, plan: opts.plan, removed: removedRows(sel, state), recovery };
 }
 
 function removedRows(sel: Selection, state: EnvState): UnitRow[] {

@@ -4,7 +4,7 @@ import type { DesiredUnit } from '../../resolve/desired.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../../state/documents.js';
 import { Exit, type Problem, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { WHY_TEXT } from '../decide.js';
+import { WHY_TEXT, wouldText } from '../decide.js';
 import type { Evaluation } from '../evaluate.js';
 import { withoutSecretOutputs } from '../outputs.js';
 import type { UnitRow } from '../report.js';
@@ -27,6 +27,8 @@ export interface Task {
   desired: DesiredUnit;
   why: string;
   prior?: ObservedUnit;
+  /** Its configuration revision, recorded with a failure (a recovery run compares it). */
+  revision?: string;
 }
 
 /**
@@ -103,6 +105,8 @@ export function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
       return { unit, kind, result: 'held', detail: e.reason };
     case 'drifted':
       return { unit, kind, result: 'drifted', detail: e.reason };
+    case 'skipped':
+      return { unit, kind, result: 'skipped', detail: `${e.reason}; it would ${wouldText(e.would)}` };
   }
 }
 
@@ -152,8 +156,16 @@ export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, s
           retryable: r.retryable,
           exitCode: r.exitCode,
           executionKey: t.desired.executionKey,
+          ...(t.revision ? { revision: t.revision } : {}),
         }
-      : { state: 'uncertain', reason: r.reason, run, since: at, checkpointed: true };
+      : {
+          state: 'uncertain',
+          reason: r.reason,
+          run,
+          since: at,
+          checkpointed: true,
+          ...(t.revision ? { revision: t.revision } : {}),
+        };
   return {
     row: {
       unit: t.name,

@@ -13,6 +13,7 @@ import { mapPool } from '../../util/pool.js';
 import { isoTime } from '../../util/time.js';
 import { type Evaluation, evaluateUnit, uidFor } from '../evaluate.js';
 import { withoutSecretOutputs } from '../outputs.js';
+import { unitRevision } from '../revision.js';
 import type { ImportResult } from '../takeover.js';
 import type { OpContext } from '../workspace.js';
 import type { Scope } from './scope.js';
@@ -112,15 +113,20 @@ function evaluateWave(r: RunInput, w: number, ex: Executed) {
         desired: ev.desired,
       });
     } else if (e.action === 'execute' && ev.desired) {
-      toRun.push({ name, desired: ev.desired, why: e.why, prior: ev.observed });
+      toRun.push({ name, desired: ev.desired, why: e.why, prior: ev.observed, revision: revisionOf(r, name) });
       ex.executions.set(name, e);
     } else if (e.action === 'inspect' && ev.desired) {
-      toInspect.push({ name, desired: ev.desired, prior: ev.observed });
+      toInspect.push({ name, desired: ev.desired, prior: ev.observed, revision: revisionOf(r, name) });
     } else {
       ex.outcomes.set(name, staticOutcome(r, name, ev.kind, e, ev.desired, ev.observed));
     }
   }
   return { toRun, toInspect };
+}
+
+function revisionOf(r: RunInput, name: string): string | undefined {
+  const u = r.sel.units.get(name);
+  return u ? unitRevision(u) : undefined;
 }
 
 /** A unit this run does not execute; an invalid one records its failure. */
@@ -144,7 +150,14 @@ function staticOutcome(
       kind,
       uid: uidFor(r.state, name),
       receipt: prior?.receipt,
-      condition: { state: 'failed', reason: e.reason, run: r.writer.run, since: isoTime(r.ctx.now()), retryable: true },
+      condition: {
+        state: 'failed',
+        reason: e.reason,
+        run: r.writer.run,
+        since: isoTime(r.ctx.now()),
+        retryable: true,
+        revision: revisionOf(r, name),
+      },
       lastRun: r.writer.run,
     };
   return o;

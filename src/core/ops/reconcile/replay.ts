@@ -1,0 +1,50 @@
+import { walkHistory } from '../../state/history-read.js';
+import type { EnvState } from '../../state/read.js';
+import { NylError } from '../../util/errors.js';
+import { exitFor, type RunReport, type UnitRow } from '../report.js';
+import type { OpContext } from '../workspace.js';
+
+/** How far back a repeated plan is looked for: the runs of a busy day, not the whole history. */
+const LOOK_BACK = 50;
+
+/**
+ * Seed 004's idempotent recovery key: a `reconcile --plan TOKEN` whose plan is stale because its
+ * own run already landed answers with that run (`created: no`) instead of refusing or executing
+ * again. Only a stale plan is looked for, so a plain reconcile never reads history.
+ */
+export async function landedPlan(
+  ctx: OpContext,
+  state: EnvState,
+  token: string,
+  e: unknown,
+): Promise<RunReport | undefined> {
+  if (!(e instanceof NylError) || !e.problems.some((p) => p.code === 'NYL-PLAN-STALE')) return undefined;
+  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, LOOK_BACK);
+  for (let i = 0; i < LOOK_BACK; i++) {
+    const next = await walk.next();
+    if (next.done) return undefined;
+    const r = next.value.record;
+    if (r.plan !== token || r.operation !== 'reconcile') continue;
+    const rows: UnitRow[] = Object.entries(r.results ?? {}).map(([unit, u]) => ({
+      unit,
+      kind: u.kind ?? '',
+      result: u.result,
+      detail: u.reason ?? '',
+      ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
+    }));
+    return {
+      operation: 'reconcile',
+      environment: state.environment,
+      run: r.run,
+      source: r.source,
+      rows,
+      problems: [],
+      exit: exitFor(rows, [], ['awaiting-approval']),
+      extra: [
+        ['created', false],
+        ['finished', r.finishedAt ?? r.updatedAt],
+      ],
+    };
+  }
+  return undefined;
+}

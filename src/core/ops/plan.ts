@@ -147,6 +147,14 @@ export async function plan(
   };
 }
 
+/** `--failed: b, then c (dependants)`: the roots, then what runs because it depends on them. */
+function selectionText(r: RecoverySelection): string {
+  if (!r.roots.length) return `${r.why}: nothing failed or is uncertain`;
+  const roots = new Set(r.roots);
+  const dependants = [...r.only].filter((u) => !roots.has(u)).sort();
+  return `${r.why}: ${r.roots.join(', ')}${dependants.length ? `, then ${dependants.join(', ')} (dependants)` : ''}`;
+}
+
 /**
  * A recovery plan's preview (seed 004): what it selects, the receipts it reuses, the dead runs
  * imported first, and the configuration revision it runs against.
@@ -155,7 +163,7 @@ function recoveryFacts(state: EnvState, rows: UnitRow[], r: RecoverySelection): 
   const reused = rows.filter((x) => x.result === 'current' && !r.only.has(x.unit)).map((x) => x.unit);
   const imports = [...state.runs.keys()].sort();
   return [
-    ['selection', `${r.why}: ${r.roots.join(', ') || '(nothing failed)'} and what depends on them`],
+    ['selection', selectionText(r)],
     ['reused', reused.length ? reused.join(', ') : '(none)'],
     ...(imports.length ? [['imports', imports.join(', ')] as [string, unknown]] : []),
     ['revision', r.revision],

@@ -11,6 +11,7 @@ import {
 } from 'yaml';
 import type { z } from 'zod';
 import type { GitRepo } from '../git/repo.js';
+import { type ForEachSource, type Item, parseForEach } from '../resolve/for-each.js';
 import { promotionOf } from '../resolve/select.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import { type Reference, scanReferences } from './references.js';
@@ -39,6 +40,14 @@ export interface UnitConfig {
   depAt: (dep: string) => { line: number; field: string };
   /** Line of a field of the document, for messages. */
   lineAt: (path: (string | number)[]) => number;
+  /** A mapped unit (a group): where its items come from (resolve/for-each.ts). */
+  forEach?: ForEachSource;
+  /** Item paths its spec uses: `key`, `value`, `value.<field>`. */
+  each?: string[];
+  /** An instance of a group: the group and its item. */
+  instance?: { group: string; item: Item };
+  /** Why it cannot be resolved: a group whose items are unknown or unusable, an item lacking a field. */
+  unresolved?: string;
 }
 
 export interface Config {
@@ -244,11 +253,13 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
       if (dup(cfg.units.get(data.name)?.at, 'unit')) continue;
       const unit = data as UnitDoc;
       const refs: Reference[] = [];
+      const each = new Set<string>();
       const refAt = new Map<string, { line: number; field: string }>();
       walkStrings(unit.spec, [], (str, path) => {
         const r = scanReferences(str);
         const field = `spec.${path.join('.')}`;
         const lineOfText = (text: string) => textLine(text, doc, lc, source, ['spec', ...path]);
+        for (const e of r.each) each.add(e.path);
         for (const ref of r.refs) {
           refs.push(ref);
           if (!refAt.has(ref.unit)) refAt.set(ref.unit, { line: lineOfText(ref.text), field });
@@ -262,7 +273,17 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
           );
         }
       });
-      const deps = [...new Set([...(unit.needs ?? []), ...refs.map((r) => r.unit)])];
+      const fe = parseForEach(unit, [...each]);
+      for (const p of fe.problems)
+        problems.push(
+          problem('NYL-FOREACH-INVALID', `${what}: ${p.message}`, {
+            subject: `${file}:${locate(doc, lc, p.path)} ${p.path.join('.')}`,
+            fix: 'forEach is a list of strings or objects with unique keys (letters, digits, ".", "_", "-"), or one ${{ units.<name>.outputs.<key> }} holding such a JSON list; ${{ each.key }}, ${{ each.value }} and ${{ each.value.<field> }} name its item',
+          }),
+        );
+      const from = fe.source && 'from' in fe.source ? fe.source.from : undefined;
+      if (from && !refAt.has(from.unit)) refAt.set(from.unit, { line: locate(doc, lc, ['forEach']), field: 'forEach' });
+      const deps = [...new Set([...(unit.needs ?? []), ...refs.map((r) => r.unit), ...(from ? [from.unit] : [])])];
       const needsNode = doc.getIn(['needs'], true) as {
         items?: { value?: unknown; range?: [number, number, number] }[];
       };
@@ -271,7 +292,15 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
         if (item) return { line: lineOf(lc, item.range?.[0]), field: 'needs' };
         return refAt.get(dep) ?? { line: docLine, field: 'spec' };
       };
-      cfg.units.set(data.name, { doc: unit, at, refs, deps, depAt, lineAt: (p) => locate(doc, lc, p) });
+      cfg.units.set(data.name, {
+        doc: unit,
+        at,
+        refs,
+        deps,
+        depAt,
+        lineAt: (p) => locate(doc, lc, p),
+        ...(fe.source ? { forEach: fe.source, each: [...each] } : {}),
+      });
     }
   }
 }
@@ -388,6 +417,21 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
         ),
       );
     }
+    // A group's outputs are per instance: `units.G.outputs.K` would not say whose.
+    const grouped = [...u.refs, ...(u.forEach && 'from' in u.forEach ? [u.forEach.from] : [])].find(
+      (r) => cfg.units.get(r.unit)?.forEach,
+    );
+    if (grouped)
+      problems.push(
+        problem(
+          'NYL-FOREACH-OUTPUT',
+          `${u.doc.kind} ${name}: ${grouped.text} refers to the outputs of ${grouped.unit}, which has forEach: each of its instances has its own`,
+          {
+            subject: `${u.at.file}:${u.depAt(grouped.unit).line} ${u.depAt(grouped.unit).field}`,
+            fix: `use needs: [${grouped.unit}] to run after all its instances, and read what they produced from where they write it`,
+          },
+        ),
+      );
     if (u.deps.includes(name))
       problems.push(
         problem('NYL-CONFIG-CYCLE', `${u.doc.kind} ${name} depends on itself`, {

@@ -1,6 +1,8 @@
 /** `${{ units.<name>.outputs.<key> }}`: the one expression form configuration supports. */
 const EXPR = /\$\{\{\s*(.*?)\s*\}\}/g;
 const REF = /^units\.(.+)\.outputs\.([A-Za-z_][A-Za-z0-9_-]*)$/;
+/** `${{ each.key }}`, `${{ each.value }}`, `${{ each.value.<field> }}`: a mapped unit's item (resolve/for-each.ts). */
+const EACH = /^each\.(key|value(?:\.[A-Za-z_][A-Za-z0-9_-]*)?)$/;
 
 export interface Reference {
   unit: string;
@@ -9,22 +11,44 @@ export interface Reference {
   text: string;
 }
 
-export type ScanResult = { refs: Reference[]; bad: string[] };
+/** `each` lists the item paths used (`key`, `value`, `value.region`); only a unit with forEach has them. */
+export type ScanResult = { refs: Reference[]; bad: string[]; each: { path: string; text: string }[] };
 
 export function scanReferences(text: string): ScanResult {
   const refs: Reference[] = [];
   const bad: string[] = [];
+  const each: ScanResult['each'] = [];
   let closed = 0;
   for (const m of text.matchAll(EXPR)) {
     const r = REF.exec(m[1] as string);
+    const e = EACH.exec(m[1] as string);
     if (r) refs.push({ unit: r[1] as string, key: r[2] as string, text: m[0] });
+    else if (e) each.push({ path: e[1] as string, text: m[0] });
     else bad.push(m[0]);
     closed = (m.index ?? 0) + m[0].length;
   }
   // `${{` that no `}}` closes: an expression cut short, not text to pass on as it is.
   const open = text.indexOf('${{', closed);
   if (open >= 0) bad.push(`${text.slice(open, open + 60).split('\n')[0]} (no closing }})`);
-  return { refs, bad };
+  return { refs, bad, each };
+}
+
+/** Parses one whole expression (`${{ units.a.outputs.b }}` and nothing else), for forEach's source. */
+export function wholeReference(text: string): Reference | undefined {
+  const m = /^\$\{\{\s*(.*?)\s*\}\}$/.exec(text.trim());
+  const r = m ? REF.exec(m[1] as string) : null;
+  return r ? { unit: r[1] as string, key: r[2] as string, text: text.trim() } : undefined;
+}
+
+/** The input name of an item path in a desired document (`each.value.region`). */
+export const eachInput = (path: string) => `each.${path}`;
+
+/** The variable carrying an item path into a script: NYL_EACH_KEY, NYL_EACH_VALUE, NYL_EACH_VALUE__region. */
+export function eachVariable(input: string): string | undefined {
+  const m = /^each\.(key|value)(?:\.(.+))?$/.exec(input);
+  if (!m) return undefined;
+  const enc = (s: string) => s.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return `NYL_EACH_${(m[1] as string).toUpperCase()}${m[2] ? `__${enc(m[2])}` : ''}`;
 }
 
 /**
@@ -54,8 +78,12 @@ export function shellSafeScript(script: string): string {
       if (end >= 0) {
         const inner = script.slice(i + 3, end).trim();
         const r = REF.exec(inner);
-        if (r) {
-          const v = `\${${referenceVariable({ unit: r[1] as string, key: r[2] as string })}}`;
+        const e = EACH.exec(inner);
+        if (r || e) {
+          const name = r
+            ? referenceVariable({ unit: r[1] as string, key: r[2] as string })
+            : (eachVariable(eachInput(e?.[1] as string)) as string);
+          const v = `\${${name}}`;
           // In single quotes: close them, expand in double quotes, reopen.
           out += inSingle ? `'"${v}"'` : inDouble ? v : `"${v}"`;
           i = end + 2;
@@ -84,10 +112,16 @@ export function shellSafeScript(script: string): string {
   return out;
 }
 
-/** Replaces references with their values, for fields that are data rather than code. */
-export function substitute(text: string, value: (ref: Reference) => string): string {
+/** Replaces references with their values, for fields that are data rather than code; `each` gives item paths' values. */
+export function substitute(
+  text: string,
+  value: (ref: Reference) => string,
+  each: (path: string) => string | undefined = () => undefined,
+): string {
   return text.replace(EXPR, (whole, inner: string) => {
     const r = REF.exec(inner);
-    return r ? value({ unit: r[1] as string, key: r[2] as string, text: whole }) : whole;
+    if (r) return value({ unit: r[1] as string, key: r[2] as string, text: whole });
+    const e = EACH.exec(inner);
+    return (e && each(e[1] as string)) ?? whole;
   });
 }

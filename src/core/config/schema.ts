@@ -74,6 +74,14 @@ export const EnvironmentGroupSchema = z
   })
   .describe('Settings shared by several environments');
 
+/** A mapped unit's items: listed here, or one output reference whose value is a JSON list (resolve/for-each.ts). */
+const forEach = z
+  .union([
+    z.array(z.union([z.string(), z.record(z.string(), z.unknown())])),
+    z.string().regex(/^\s*\$\{\{.*\}\}\s*$/, { message: 'must be a list, or one ${{ units.<name>.outputs.<key> }}' }),
+  ])
+  .describe('One instance NAME#KEY per item: a list (strings, or objects with an optional key), or ${{ units.U.outputs.K }} holding a JSON list');
+
 const unitBase = {
   name,
   description: z.string().optional(),
@@ -83,6 +91,7 @@ const unitBase = {
     .describe('Environments (or EnvironmentGroups) this unit belongs to; default: all'),
   needs: z.array(name).optional().describe('Units that must finish before this one'),
   timeout: duration.optional().describe('Execution timeout (default 30m); past it the unit is uncertain'),
+  forEach: forEach.optional(),
 };
 
 export const CommandSpecSchema = z.strictObject({

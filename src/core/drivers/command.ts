@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { referenceVariable, shellSafeScript } from '../config/references.js';
+import { eachVariable, referenceVariable, shellSafeScript } from '../config/references.js';
 import { workPath } from '../proc/workdir.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { formatDuration } from '../util/duration.js';
@@ -86,8 +86,8 @@ export function unitInputs(
   const files: string[] = [];
   for (const [expr, value] of Object.entries(ctx.unit.inputs)) {
     const m = /^units\.(.+)\.outputs\.([^.]+)$/.exec(expr);
-    if (!m) continue;
-    const name = referenceVariable({ unit: m[1] as string, key: m[2] as string });
+    const name = m ? referenceVariable({ unit: m[1] as string, key: m[2] as string }) : eachVariable(expr);
+    if (!name) continue;
     if (value.length <= INPUT_ENV_MAX && !value.includes('\0')) {
       env[name] = value;
       continue;

@@ -75,9 +75,15 @@ export function evaluateUnit(
       return { ...base, policy: 'manual', evaluation: { action: 'blocked', on: dep, reason: `needs ${dep} (${why})` } };
     }
   }
-  const pendingOn = u.refs
-    .map((r) => r.unit)
-    .filter((d, i, a) => a.indexOf(d) === i && outcomeOf(d)?.action === 'execute');
+  // A mapped unit's items come from its producer's output as well (resolve/for-each.ts).
+  const from = u.forEach && 'from' in u.forEach ? [u.forEach.from.unit] : [];
+  const pendingOn = [...u.refs.map((r) => r.unit), ...from].filter(
+    (d, i, a) => a.indexOf(d) === i && outcomeOf(d)?.action === 'execute',
+  );
+  if (u.unresolved)
+    return pendingOn.length && !u.instance
+      ? { ...base, policy: 'manual', evaluation: { action: 'pending', on: pendingOn } }
+      : { ...base, policy: 'manual', evaluation: { action: 'invalid', reason: u.unresolved } };
   if (pendingOn.length) {
     const { policy, regardless } = provisional(u, uid, state, observed, opts);
     return { ...base, policy, evaluation: { action: 'pending', on: pendingOn, ...(regardless ? { regardless } : {}) } };

@@ -1,6 +1,6 @@
 import { type Config, loadConfig } from '../config/load.js';
 import { GitError, GitRepo } from '../git/repo.js';
-import { type Selection, selectEnvironment } from '../resolve/select.js';
+import { expandFrom, type Selection, selectEnvironment } from '../resolve/select.js';
 import { LocalBackend, type RefBackend } from '../state/backend.js';
 import { type EnvState, readEnvironment, type Unreadable } from '../state/read.js';
 import { DEFAULT_NETWORK_TIMEOUT_MS, RemoteBackend, unpublishedLocalWork } from '../state/remote-backend.js';
@@ -103,10 +103,12 @@ export async function loadEnvironment(
 ): Promise<Loaded> {
   const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
   const sel = selectEnvironment(cfg, environment);
+  const read = await readState(ctx, sel, tolerate);
+  expandFrom(sel, (u) => read.state.observed.get(u)?.receipt?.outputs);
   return {
     cfg,
     sel,
-    ...(await readState(ctx, sel, tolerate)),
+    ...read,
     remote: ctx.opts.local ? undefined : (ctx.opts.remote ?? 'origin'),
     tolerate,
   };

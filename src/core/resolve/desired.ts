@@ -1,7 +1,8 @@
 import type { UnitConfig } from '../config/load.js';
-import { type Reference, substitute } from '../config/references.js';
+import { eachInput, type Reference, substitute } from '../config/references.js';
 import { sha256Key } from '../util/canonical.js';
 import { parseDuration } from '../util/duration.js';
+import { eachValue } from './for-each.js';
 
 export const DEFAULT_TIMEOUT_MS = 30 * 60_000;
 
@@ -43,13 +44,23 @@ export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string
     if (v === undefined) throw new MissingOutputError(u.doc.name, r.unit, r.key);
     inputs[`units.${r.unit}.outputs.${r.key}`] = v;
   }
+  // An instance's item: `each.key`, `each.value…` are inputs like outputs (variables in scripts).
+  const item = u.instance?.item;
+  const eachOf = (path: string) => (item ? eachValue(item, path) : undefined);
+  for (const p of u.each ?? []) {
+    const v = eachOf(p);
+    if (v !== undefined) inputs[eachInput(p)] = v;
+  }
   // Command scripts keep their references (they reach bash as variables, never as code); every
   // other kind's spec is data, so references there are replaced by their values.
   const raw = u.doc.spec as Record<string, unknown>;
   const spec =
     u.doc.kind === 'Command'
       ? raw
-      : (substituteDeep(raw, (r) => inputs[`units.${r.unit}.outputs.${r.key}`] ?? r.text) as Record<string, unknown>);
+      : (substituteDeep(raw, (r) => inputs[`units.${r.unit}.outputs.${r.key}`] ?? r.text, eachOf) as Record<
+          string,
+          unknown
+        >);
   const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
   return {
     schema: 'nyl.desired-unit/v1',
@@ -64,11 +75,11 @@ export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string
   };
 }
 
-function substituteDeep(v: unknown, value: (r: Reference) => string): unknown {
-  if (typeof v === 'string') return substitute(v, value);
-  if (Array.isArray(v)) return v.map((x) => substituteDeep(x, value));
+function substituteDeep(v: unknown, value: (r: Reference) => string, each: (path: string) => string | undefined): unknown {
+  if (typeof v === 'string') return substitute(v, value, each);
+  if (Array.isArray(v)) return v.map((x) => substituteDeep(x, value, each));
   if (v && typeof v === 'object')
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteDeep(x, value)]));
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteDeep(x, value, each)]));
   return v;
 }
 

@@ -1,5 +1,7 @@
 import type { Config, UnitConfig } from '../config/load.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
+import type { Outputs } from './desired.js';
+import { expand, type Mapping } from './for-each.js';
 
 export const DEFAULT_PREFIX = 'refs/nyl';
 
@@ -15,6 +17,8 @@ export interface Selection {
   units: Map<string, UnitConfig>;
   /** Topological layers; names sorted within a wave. */
   waves: string[][];
+  /** The groups (units with forEach) and the configuration before their expansion (resolve/for-each.ts). */
+  mapping?: Mapping;
 }
 
 /** Units selected for an environment, checked for dependencies outside it, ordered in waves. */
@@ -53,15 +57,24 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
           ),
         );
   if (problems.length) throw new NylError(problems);
+  const mapping: Mapping = { config: units, waves: waves(units), groups: new Map() };
+  const expanded = { units: new Map<string, UnitConfig>(), waves: [] as string[][] };
+  // A group mapped from an output is expanded again once the recorded state is read (expandFrom).
+  expand(mapping, expanded.units, expanded.waves, () => undefined);
   return {
     environment,
     prefix: env.doc.coordinationRefPrefix ?? group?.doc.coordinationRefPrefix ?? DEFAULT_PREFIX,
     driftRepair: env.doc.driftRepair ?? group?.doc.driftRepair ?? 'converge',
     sourceOrder: env.doc.sourceOrder ?? group?.doc.sourceOrder ?? 'lenient',
     ...promotionOf(cfg, environment),
-    units,
-    waves: waves(units),
+    ...expanded,
+    mapping,
   };
+}
+
+/** Expands the selection's groups again from outputs known now: recorded receipts, or this run's. */
+export function expandFrom(sel: Selection, outputsOf: (unit: string) => Outputs | undefined): void {
+  if (sel.mapping?.groups.size) expand(sel.mapping, sel.units, sel.waves, outputsOf);
 }
 
 /**

@@ -54,7 +54,7 @@ export function selectScope(
   return { decide, planned, plan: opts.plan, removed: removedRows(sel, state), recovery };
 }
 
-function removedRows(sel: Selection, state: EnvState): UnitRow[] {
+export function removedRows(sel: Selection, state: EnvState): UnitRow[] {
   const env = sel.environment;
   return [...state.observed.values()]
     .filter((o) => !sel.units.has(o.name))

@@ -1,7 +1,7 @@
 import type { ExecuteContext } from '../../drivers/driver.js';
 import { asUnit, liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
-import type { Selection } from '../../resolve/select.js';
+import { expandFrom, type Selection } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
 import type { EnvState } from '../../state/read.js';
@@ -16,7 +16,7 @@ import { withoutSecretOutputs } from '../outputs.js';
 import { unitRevision } from '../revision.js';
 import type { ImportResult } from '../takeover.js';
 import type { OpContext } from '../workspace.js';
-import type { Scope } from './scope.js';
+import { removedRows, type Scope } from './scope.js';
 import {
   checkpointOf,
   execute,
@@ -68,11 +68,15 @@ export async function executeWaves(r: RunInput): Promise<Executed> {
     logs: new Map([...(r.imp?.logs ?? [])].map(([n, oid]) => [n, { oid }])),
   };
   for (let w = 0; w < r.sel.waves.length; w++) {
+    // Groups mapped from an output expand from what it is now: recorded, imported, or produced by this run.
+    expandFrom(r.sel, (u) => ex.outputs.get(u) ?? r.state.observed.get(u)?.receipt?.outputs);
     const { toRun, toInspect } = evaluateWave(r, w, ex);
     toRun.push(...(await inspectUncertain(r, toInspect, ex)));
     toRun.sort((a, b) => (a.name < b.name ? -1 : 1));
     if (toRun.length) await executeWave(r, w, toRun, ex);
   }
+  // Instances whose keys an expansion lost are reported as units that left the configuration.
+  if (r.sel.mapping?.groups.size) r.scope.removed = removedRows(r.sel, r.state);
   return ex;
 }
 
@@ -143,7 +147,8 @@ function staticOutcome(
   // An import shows as such, unless the unit's state says more (failed, blocked, ...).
   if (imported && (row.result === 'current' || row.result === imported.result)) row = imported;
   const o: Outcome = { row, evaluation: e, desired };
-  if (e.action === 'invalid')
+  // A group whose items are unknown or unusable is no unit of its own: nothing is recorded under its name.
+  if (e.action === 'invalid' && !r.sel.mapping?.groups.get(name)?.unresolved)
     o.observed = {
       schema: 'nyl.observed-unit/v1',
       name,

@@ -16,6 +16,7 @@ import { pruneRuns } from '../core/ops/runs-prune.js';
 import { stateForget, stateShow } from '../core/ops/state-cmds.js';
 import { status } from '../core/ops/status.js';
 import { teardown } from '../core/ops/teardown.js';
+import { perUnit, unitsAsked } from '../core/ops/unit-names.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
 import { configureWatchdog } from '../core/proc/watchdog.js';
@@ -347,25 +348,34 @@ async function runCommand(
     case 'verify':
       return verify(ctx, { environment, parallelism });
     case 'hold':
-      return hold(ctx, { environment, unit, reason: reason as string });
+      return perUnit(await unitsAsked(ctx, environment, unit), (u) =>
+        hold(ctx, { environment, unit: u, reason: reason as string }),
+      );
     case 'resume':
-      return resume(ctx, { environment, unit, reason: reason as string });
+      return perUnit(await unitsAsked(ctx, environment, unit), (u) =>
+        resume(ctx, { environment, unit: u, reason: reason as string }),
+      );
     case 'exec':
       return exec(ctx, { environment, unit, command: positionals, reason, echo: !json });
     case 'teardown':
       return teardown(ctx, { environment, parallelism });
     case 'state forget':
-      return stateForget(ctx, { environment, unit, reason });
+      return perUnit(await unitsAsked(ctx, environment, unit), (u) =>
+        stateForget(ctx, { environment, unit: u, reason }),
+      );
     case 'state show':
       return stateShow(ctx, { environment, unit: units[0] });
-    case 'recover':
-      return recover(ctx, {
-        environment,
-        reason,
-        unit: units[0],
-        retry: values.retry === true,
-        accept: values.accept as string | undefined,
-      });
+    case 'recover': {
+      const one = (u: string | undefined) =>
+        recover(ctx, {
+          environment,
+          reason,
+          unit: u,
+          retry: values.retry === true,
+          accept: values.accept as string | undefined,
+        });
+      return units[0] ? perUnit(await unitsAsked(ctx, environment, units[0]), one) : one(undefined);
+    }
     case 'lease break':
       return leaseBreak(ctx, { environment, reason: reason as string });
     case 'environments':

@@ -80,7 +80,9 @@ const forEach = z
     z.array(z.union([z.string(), z.record(z.string(), z.unknown())])),
     z.string().regex(/^\s*\$\{\{.*\}\}\s*$/, { message: 'must be a list, or one ${{ units.<name>.outputs.<key> }}' }),
   ])
-  .describe('One instance NAME#KEY per item: a list (strings, or objects with an optional key), or ${{ units.U.outputs.K }} holding a JSON list');
+  .describe(
+    'One instance NAME#KEY per item: a list (strings, or objects with an optional key), or ${{ units.U.outputs.K }} holding a JSON list',
+  );
 
 const unitBase = {
   name,

@@ -2,6 +2,7 @@ import type { UnitConfig } from '../config/load.js';
 import type { RecoveryPolicy } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
 import { type DesiredUnit, MissingOutputError, type Outputs, resolveUnit } from '../resolve/desired.js';
+import { groupOfName } from '../resolve/for-each.js';
 import type { Selection } from '../resolve/select.js';
 import type { ObservedUnit } from '../state/documents.js';
 import type { EnvState } from '../state/read.js';
@@ -110,7 +111,8 @@ export function evaluateUnit(
 
 /** Outside a selection (--failed, --from), what would execute does not: reused receipts stay. */
 function selected(name: string, d: Decision, opts: DecideOptions): Evaluation {
-  if (!opts.only || opts.only.has(name)) return d;
+  const group = groupOfName(name);
+  if (!opts.only || opts.only.has(name) || (group && opts.only.has(group))) return d;
   if (d.action !== 'execute' && d.action !== 'inspect' && d.action !== 'awaiting-approval') return d;
   return { action: 'skipped', reason: `not selected (${opts.onlyWhy ?? 'a selection'})`, would: d };
 }

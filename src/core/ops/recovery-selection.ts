@@ -4,6 +4,7 @@ import { Exit, problem } from '../util/errors.js';
 import type { DecideOptions } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import { selectionRevision, unitRevision } from './revision.js';
+import { unitsNamed } from './unit-names.js';
 
 /** What a recovery run asks for: the failed units and their dependants, and/or units to run again from. */
 export interface RecoveryAsk {
@@ -35,7 +36,8 @@ export interface RecoverySelection {
 
 export function recoverySelection(sel: Selection, state: EnvState, ask: RecoveryAsk): RecoverySelection | undefined {
   if (!ask.failed && !ask.from?.length) return undefined;
-  const roots = new Set<string>(ask.from ?? []);
+  // A group named with --from stands for all its instances.
+  const roots = new Set<string>(unitsNamed(sel, ask.from ?? []));
   const retry = new Set<string>();
   if (ask.failed) {
     const now = evaluateAll(sel, state);
@@ -71,6 +73,9 @@ function downstream(sel: Selection, roots: Set<string>): Set<string> {
     for (const m of dependants.get(n) ?? []) visit(m);
   };
   for (const r of roots) visit(r);
+  // A group mapped from a selected output is selected whole: instances its new list adds run too.
+  for (const [g, group] of sel.mapping?.groups ?? [])
+    if ('from' in group.source && out.has(group.source.from.unit)) out.add(g);
   return out;
 }
 

@@ -8,6 +8,7 @@ import { formatDuration } from '../util/duration.js';
 import { Exit, NylError, type Problem, problem } from '../util/errors.js';
 import { masker } from '../util/mask.js';
 import type { OpReport } from './report.js';
+import { matchesUnit } from './unit-names.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /**
@@ -286,7 +287,7 @@ export async function runLogs(
     const m = /^units\/(.+)\/(log|tail)\.txt$/.exec(p);
     if (!m) continue;
     const unit = m[1] as string;
-    if (opts.unit && unit !== opts.unit) continue;
+    if (opts.unit && !matchesUnit(unit, opts.unit)) continue;
     const kind = m[2] as 'log' | 'tail';
     if (kind === 'tail' && e.files.has(FILES.runLog(unit))) continue;
     const o = await ctx.repo.readObject(e.files.get(p) as string);

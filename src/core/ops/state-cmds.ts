@@ -4,15 +4,20 @@ import { Exit, NylError, problem } from '../util/errors.js';
 import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
 import { operatorIdentity, writeObserved } from './state-write.js';
+import { matchesUnit } from './unit-names.js';
 import { subjectOf } from './unreadable.js';
 import { loadEnvironment, type OpContext } from './workspace.js';
 
 /** `nyl state show`: the recorded documents of one unit (or every unit), as stored; unreadable ones say why. */
 export async function stateShow(ctx: OpContext, opts: { environment: string; unit?: string }): Promise<OpReport> {
   const { state } = await loadEnvironment(ctx, opts.environment, () => true);
-  const names = opts.unit ? [opts.unit] : [...state.observed.keys()].sort();
-  const bad = state.unreadable.filter((u) => !opts.unit || u.unit === opts.unit || !u.unit);
-  if (opts.unit && !state.observedFiles.has(FILES.unit(opts.unit)) && !state.desiredFiles.has(FILES.unit(opts.unit)))
+  const recorded = (n: string) => state.observedFiles.has(FILES.unit(n)) || state.desiredFiles.has(FILES.unit(n));
+  const all_ = [...state.observed.keys()].sort();
+  // A group's name shows each of its recorded instances.
+  const group = opts.unit && !recorded(opts.unit) ? all_.filter((n) => matchesUnit(n, opts.unit as string)) : [];
+  const names = opts.unit ? (group.length ? group : [opts.unit]) : all_;
+  const bad = state.unreadable.filter((u) => !opts.unit || (u.unit && matchesUnit(u.unit, opts.unit)) || !u.unit);
+  if (opts.unit && !group.length && !recorded(opts.unit))
     throw new NylError(
       problem('NYL-UNIT-UNKNOWN', `${opts.environment} has no recorded state for unit ${opts.unit}`, {
         subject: opts.unit,

@@ -75,7 +75,11 @@ export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string
   };
 }
 
-function substituteDeep(v: unknown, value: (r: Reference) => string, each: (path: string) => string | undefined): unknown {
+function substituteDeep(
+  v: unknown,
+  value: (r: Reference) => string,
+  each: (path: string) => string | undefined,
+): unknown {
   if (typeof v === 'string') return substitute(v, value, each);
   if (Array.isArray(v)) return v.map((x) => substituteDeep(x, value, each));
   if (v && typeof v === 'object')

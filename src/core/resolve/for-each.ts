@@ -61,7 +61,8 @@ export function itemsOf(list: unknown): { items: Item[] } | { error: string; ind
         index: i,
       };
     const before = seen.get(key);
-    if (before !== undefined) return { error: `item ${i}: key ${JSON.stringify(key)} repeats item ${before}`, index: i };
+    if (before !== undefined)
+      return { error: `item ${i}: key ${JSON.stringify(key)} repeats item ${before}`, index: i };
     seen.set(key, i);
     items.push({ key, value: v });
   }
@@ -103,14 +104,18 @@ export function parseForEach(
   if (typeof fe === 'string') {
     const from = wholeReference(fe);
     if (!from)
-      return { problems: [{ message: `forEach ${JSON.stringify(fe)} is not one output reference`, path: ['forEach'] }] };
+      return {
+        problems: [{ message: `forEach ${JSON.stringify(fe)} is not one output reference`, path: ['forEach'] }],
+      };
     return { source: { from }, problems: [] };
   }
   const r = itemsOf(fe);
   if ('error' in r) return { problems: [{ message: `forEach ${r.error}`, path: ['forEach', r.index ?? 0] }] };
   const problems = r.items.flatMap((item, i) => {
     const p = missingPath(item, each);
-    return p ? [{ message: `forEach item ${i} (${item.key}) has no ${p} for \${{ each.${p} }}`, path: ['forEach', i] }] : [];
+    return p
+      ? [{ message: `forEach item ${i} (${item.key}) has no ${p} for \${{ each.${p} }}`, path: ['forEach', i] }]
+      : [];
   });
   return { source: { list: fe }, problems };
 }

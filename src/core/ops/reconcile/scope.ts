@@ -8,7 +8,7 @@ import { checkToken, computePlan } from '../plan.js';
 import { configChanged, type RecoverySelection, recoveryOptions, recoverySelection } from '../recovery-selection.js';
 import type { UnitRow } from '../report.js';
 import { desiredFiles, sameFiles } from '../transition.js';
-import { refuseUnknown } from '../unit-names.js';
+import { refuseUnknown, unitsNamed } from '../unit-names.js';
 import type { OpContext } from '../workspace.js';
 import type { ReconcileOptions } from './options.js';
 
@@ -35,6 +35,8 @@ export function selectScope(
   const env = sel.environment;
   const named = [...(opts.approve ?? []), ...(opts.reapply?.units ?? []), ...(opts.from?.units ?? [])];
   for (const u of named) refuseUnknown(sel, u);
+  const approve = unitsNamed(sel, opts.approve ?? []);
+  const reapply = unitsNamed(sel, opts.reapply?.units ?? []);
   const ask = { failed: opts.failed, from: opts.from?.units };
   const recovery = recoverySelection(sel, state, ask);
   if (recovery?.changed.length && !opts.allowConfigChange) throw new NylError(configChanged(sel, recovery, 'error'));
@@ -47,8 +49,8 @@ export function selectScope(
   }
   const decide = recoveryOptions(recovery, {
     driftRepair: sel.driftRepair,
-    approved: new Set(opts.approve ?? []),
-    reapply: new Set(opts.reapply?.units ?? []),
+    approved: new Set(approve),
+    reapply: new Set(reapply),
     planApproved: planned !== undefined,
   });
   return { decide, planned, plan: opts.plan, removed: removedRows(sel, state), recovery };

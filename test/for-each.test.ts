@@ -267,13 +267,13 @@ name: reader
 spec:
   run: echo \${{ units.good.outputs.x }}
 `);
-    expect(text).toContain('NYL-FOREACH-INVALID (nyl.yaml:6 forEach.2)');
+    expect(text).toContain('NYL-CONFIG-FOREACH (nyl.yaml:6 forEach.2)');
     expect(text).toContain('key "eu" repeats item 0');
-    expect(text).toContain('NYL-FOREACH-INVALID (nyl.yaml:13 forEach.0)');
-    expect(text).toContain('NYL-FOREACH-INVALID (nyl.yaml:20 spec)');
+    expect(text).toContain('NYL-CONFIG-FOREACH (nyl.yaml:13 forEach.0)');
+    expect(text).toContain('NYL-CONFIG-FOREACH (nyl.yaml:20 spec)');
     expect(text).toContain('is only defined in a unit with forEach');
-    expect(text).toContain('NYL-FOREACH-INVALID (nyl.yaml:26 forEach.1)');
+    expect(text).toContain('NYL-CONFIG-FOREACH (nyl.yaml:26 forEach.1)');
     expect(text).toContain('has no value.region');
-    expect(text).toContain('NYL-FOREACH-OUTPUT (nyl.yaml:39 spec.run)');
+    expect(text).toContain('NYL-CONFIG-FOREACH-OUTPUT (nyl.yaml:39 spec.run)');
   });
 });

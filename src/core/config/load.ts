@@ -276,7 +276,7 @@ function parseFile(file: string, source: string, cfg: Config, problems: Problem[
       const fe = parseForEach(unit, [...each]);
       for (const p of fe.problems)
         problems.push(
-          problem('NYL-FOREACH-INVALID', `${what}: ${p.message}`, {
+          problem('NYL-CONFIG-FOREACH', `${what}: ${p.message}`, {
             subject: `${file}:${locate(doc, lc, p.path)} ${p.path.join('.')}`,
             fix: 'forEach is a list of strings or objects with unique keys (letters, digits, ".", "_", "-"), or one ${{ units.<name>.outputs.<key> }} holding such a JSON list; ${{ each.key }}, ${{ each.value }} and ${{ each.value.<field> }} name its item',
           }),
@@ -424,7 +424,7 @@ function checkReferences(cfg: Config, problems: Problem[]): void {
     if (grouped)
       problems.push(
         problem(
-          'NYL-FOREACH-OUTPUT',
+          'NYL-CONFIG-FOREACH-OUTPUT',
           `${u.doc.kind} ${name}: ${grouped.text} refers to the outputs of ${grouped.unit}, which has forEach: each of its instances has its own`,
           {
             subject: `${u.at.file}:${u.depAt(grouped.unit).line} ${u.depAt(grouped.unit).field}`,

@@ -3,7 +3,7 @@ import type { Config } from '../config/load.js';
 import type { CommandSpecSchema } from '../config/schema.js';
 import type { GitRepo } from '../git/repo.js';
 import type { DesiredUnit } from '../resolve/desired.js';
-import { type Selection, selectEnvironment } from '../resolve/select.js';
+import { expandFrom, type Selection, selectEnvironment } from '../resolve/select.js';
 import { type EnvState, readEnvironment } from '../state/read.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { evaluateAll } from './evaluate.js';
@@ -49,6 +49,7 @@ export async function promotionGate(
         return { environment: name, ready: false, missing: [`${name}'s configuration cannot be selected`] };
       }
       const state = await readEnvironment(ctx.repo, ctx.backend, other.prefix, name);
+      expandFrom(other, (u) => state.observed.get(u)?.receipt?.outputs);
       const missing: string[] = [];
       if (state.unreadable.length) missing.push(`${name}'s recorded state cannot be read`);
       const at = state.recordedSource;

@@ -52,6 +52,7 @@ describe('output references in scripts', () => {
     expect(scanReferences('a ${{ units.db.outputs.url }} b ${{secrets.X}}')).toEqual({
       refs: [{ unit: 'db', key: 'url', text: '${{ units.db.outputs.url }}' }],
       bad: ['${{secrets.X}}'],
+      each: [],
     });
   });
 

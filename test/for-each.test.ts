@@ -173,7 +173,10 @@ spec:
     // Before the producer ran, the plan cannot know the instances.
     const plan = await nyl(work, ['plan', '-e', 'dev', ...L]);
     expect(rowsOf(plan.stdout).apply?.RESULT).toBe('maybe');
-    const first = await nyl(work, ['reconcile', '-e', 'dev', ...L]);
+    expect(rowsOf(plan.stdout).apply?.DETAIL).toMatch(/^mapped over the outputs of shards: /);
+    // Its reviewed token covers the instances the producer's output brings.
+    const token = /token: +(\S+)/.exec(plan.stdout)?.[1] as string;
+    const first = await nyl(work, ['reconcile', '-e', 'dev', ...L, '--plan', token]);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(Object.keys(rowsOf(first.stdout))).toEqual(['shards', 'apply#a', 'apply#b', 'apply#c', 'after']);
     expect(ran(ctl)).toEqual(['after', 'apply#a eu', 'apply#b us', 'apply#c ap']);

@@ -40,7 +40,11 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number, ask
     const ev = e.evaluation;
     const row = { unit: e.name, kind: e.kind, executionKey: e.desired?.executionKey };
     if (ev.action === 'pending' && !ev.regardless) {
-      rows.push({ ...row, result: 'maybe', detail: `executes if the outputs of ${ev.on.join(', ')} change` });
+      const mapped = sel.units.get(e.name)?.unresolved;
+      const detail = mapped
+        ? `mapped over the outputs of ${ev.on.join(', ')}: ${mapped}; each new or changed instance executes`
+        : `executes if the outputs of ${ev.on.join(', ')} change`;
+      rows.push({ ...row, result: 'maybe', detail });
       continue;
     }
     // A unit whose upstream executes first, but whose own state decides already, is shown as that.

@@ -1,6 +1,7 @@
 import type { ExecuteContext } from '../../drivers/driver.js';
 import { asUnit, liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
+import { groupOfName } from '../../resolve/for-each.js';
 import { expandFrom, type Selection } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
@@ -109,7 +110,7 @@ function evaluateWave(r: RunInput, w: number, ex: Executed) {
       (d) => ex.outcomes.get(d)?.observed?.receipt?.artifacts,
     );
     const e = ev.evaluation;
-    if (e.action === 'execute' && ev.desired && r.scope.planned && !inPlan(r.scope.planned.get(name), e)) {
+    if (e.action === 'execute' && ev.desired && r.scope.planned && !inPlan(plannedRow(r.scope.planned, name), e)) {
       const reason = `not in the approved plan ${r.scope.plan}: review it again with \`nyl plan -e ${r.sel.environment}\``;
       ex.outcomes.set(name, {
         row: { unit: name, kind: ev.kind, result: 'awaiting-approval', detail: reason },
@@ -258,5 +259,16 @@ function progressOf(running: Map<string, number>, now: number) {
  */
 function inPlan(row: string | undefined, e: Execution): boolean {
   if (row === 'execute' || row === 'inspect' || row === 'awaiting-approval') return true;
-  return row === 'maybe' && e.why === 'changed' && e.approvedBy === undefined;
+  return row === 'maybe' && (e.why === 'changed' || e.why === 'new') && e.approvedBy === undefined;
+}
+
+/**
+ * The plan row that covers a unit: its own, or for an instance the plan could not know (its group
+ * expands over outputs produced in this run) the group's `maybe` row — those outputs did change.
+ */
+function plannedRow(planned: Map<string, string>, name: string): string | undefined {
+  const own = planned.get(name);
+  if (own !== undefined) return own;
+  const group = groupOfName(name);
+  return group && planned.get(group) === 'maybe' ? 'maybe' : undefined;
 }

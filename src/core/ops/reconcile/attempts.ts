@@ -73,7 +73,7 @@ async function waitForAttempt(
     await sleepUnlessCancelled(delayMs, ctx.cancellation);
     if (stopped(r)) return false;
     writer.session.runFiles.delete(FILES.runCheckpoint(t.name));
-    (writer.record.attempts ??= {})[t.name] = attempt + 1;
+    recordAttempt(r, t.name, attempt + 1);
     await writer.write(deadlineAtLeast(r, timeout + GRACE_MS));
     return !stopped(r);
   } catch (e) {
@@ -90,9 +90,12 @@ function deadlineAtLeast(r: RunInput, ms: number): number {
 
 /** The run record names the attempts actually made (a cancelled next attempt never started). */
 function settled(r: RunInput, unit: string, a: Attempted): Attempted {
-  const rec = r.writer.record;
-  if (a.attempts > 1 || rec.attempts?.[unit] !== undefined) (rec.attempts ??= {})[unit] = a.attempts;
+  if (a.attempts > 1 || r.writer.record.attempts?.[unit] !== undefined) recordAttempt(r, unit, a.attempts);
   return a;
+}
+
+function recordAttempt(r: RunInput, unit: string, attempt: number): void {
+  r.writer.record.attempts = { ...r.writer.record.attempts, [unit]: attempt };
 }
 
 /** A retried unit's outcome and checkpoint name its attempts; its row says which one ended it. */

@@ -198,7 +198,10 @@ describe('unknown fields', () => {
         code: 'NYL-CONFIG-FIELD',
         subject: 'nyl.yaml:6 timout',
         message: ['Command a: unknown field "timout"'],
-        fix: ['remove timout', 'allowed here: kind, name, description, environments, needs, timeout, forEach, retries, spec'],
+        fix: [
+          'remove timout',
+          'allowed here: kind, name, description, environments, needs, timeout, forEach, retries, spec',
+        ],
       },
       {
         code: 'NYL-CONFIG-FIELD',

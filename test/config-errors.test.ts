@@ -198,7 +198,10 @@ describe('unknown fields', () => {
         code: 'NYL-CONFIG-FIELD',
         subject: 'nyl.yaml:6 timout',
         message: ['Command a: unknown field "timout"'],
-        fix: ['remove timout', 'allowed here: kind, name, description, environments, needs, timeout, forEach, spec'],
+        fix: [
+          'remove timout',
+          'allowed here: kind, name, description, environments, needs, timeout, forEach, retries, spec',
+        ],
       },
       {
         code: 'NYL-CONFIG-FIELD',
@@ -241,6 +244,77 @@ describe('durations', () => {
         subject: 'nyl.yaml:12 timeout',
         message: ['Command b: timeout "5x" is not a duration'],
         fix: [fix],
+      },
+    ]);
+  });
+});
+
+describe('retries', () => {
+  it('bounds limit to 0..10 and backoff to a duration of at most 5m, each on its own line', async () => {
+    const r = await planConfig(
+      yaml(
+        ...DEV, // 1-3
+        'kind: Command', // 4
+        'name: a', // 5
+        'retries:', // 6
+        '  limit: 11', // 7
+        '  backoff: 10m', // 8
+        'spec:', // 9
+        '  run: echo a', // 10
+        '---', // 11
+        'kind: Command', // 12
+        'name: b', // 13
+        'retries:', // 14
+        '  limit: two', // 15
+        '  backoff: soon', // 16
+        '  wait: 1s', // 17
+        'spec:', // 18
+        '  run: echo b', // 19
+        '---', // 20
+        'kind: Command', // 21
+        'name: c', // 22
+        'retries: {backoff: 1s}', // 23
+        'spec:', // 24
+        '  run: echo c', // 25
+      ),
+    );
+    const limit = 'must be a whole number from 0 to 10';
+    expectProblems(r, [
+      {
+        code: 'NYL-CONFIG-INVALID',
+        subject: 'nyl.yaml:7 retries.limit',
+        message: [`Command a: retries.limit: ${limit}`],
+        fix: ['correct retries.limit in nyl.yaml at line 7'],
+      },
+      {
+        code: 'NYL-CONFIG-INVALID',
+        subject: 'nyl.yaml:8 retries.backoff',
+        message: ['Command a: retries.backoff: must be at most 5m'],
+        fix: ['line 8'],
+      },
+      {
+        code: 'NYL-CONFIG-INVALID',
+        subject: 'nyl.yaml:15 retries.limit',
+        message: [`Command b: retries.limit: ${limit}`],
+        fix: ['line 15'],
+      },
+      {
+        code: 'NYL-CONFIG-DURATION',
+        subject: 'nyl.yaml:16 retries.backoff',
+        message: ['Command b: retries.backoff "soon" is not a duration'],
+        fix: ['set retries.backoff to a duration such as 30s, 10m or 1h30m'],
+      },
+      {
+        code: 'NYL-CONFIG-FIELD',
+        subject: 'nyl.yaml:17 retries.wait',
+        message: ['Command b: unknown field "wait"'],
+        fix: ['allowed here: limit, backoff'],
+      },
+      {
+        code: 'NYL-CONFIG-INVALID',
+        subject: 'nyl.yaml:23 retries.limit',
+        message: ['Command c: required field retries.limit is missing'],
+        fix: ['add retries.limit to the Command document'],
       },
     ]);
   });

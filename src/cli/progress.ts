@@ -39,6 +39,12 @@ export function progressReporter(
         clear();
         stream.write(`nyl: ${e.unit} (${e.kind}) ${e.result} in ${formatDuration(e.durationMs)}\n`);
         draw();
+      } else if (e.type === 'unit-retry') {
+        // Waiting is not running: the next attempt's start puts it back on the line.
+        running.delete(e.unit);
+        clear();
+        stream.write(`nyl: ${e.text}\n`);
+        draw();
       } else if (e.type === 'note') {
         clear();
         stream.write(`nyl: ${e.text}\n`);

@@ -24,6 +24,27 @@ const duration = z
   })
   .describe('A duration such as 30s, 10m or 1h30m');
 
+/** The cap of one retry's delay (ops/reconcile/retry.ts); a longer backoff is refused, not cut. */
+export const RETRY_DELAY_CAP_MS = 5 * 60_000;
+export const RETRY_LIMIT_MAX = 10;
+const RETRY_LIMIT_MESSAGE = `must be a whole number from 0 to ${RETRY_LIMIT_MAX}`;
+const retries = z
+  .strictObject({
+    limit: z
+      .number({ message: RETRY_LIMIT_MESSAGE })
+      .int({ message: RETRY_LIMIT_MESSAGE })
+      .min(0, { message: RETRY_LIMIT_MESSAGE })
+      .max(RETRY_LIMIT_MAX, { message: RETRY_LIMIT_MESSAGE })
+      .describe(`How many times a retryable failure runs again in the same run (0 to ${RETRY_LIMIT_MAX})`),
+    backoff: duration
+      .refine((s) => (parseDuration(s) ?? 0) <= RETRY_DELAY_CAP_MS, {
+        message: 'must be at most 5m (the longest a retry waits)',
+      })
+      .optional()
+      .describe('Wait before the first retry, doubled before each next one, at most 5m (default 10s)'),
+  })
+  .describe('Retries inside a run: a retryable failure runs again after a backoff');
+
 const driftRepair = z
   .enum(['converge', 'manual'])
   .describe('What reconcile does with drifted units: converge re-executes safe ones, manual leaves them');
@@ -94,6 +115,7 @@ const unitBase = {
   needs: z.array(name).optional().describe('Units that must finish before this one'),
   timeout: duration.optional().describe('Execution timeout (default 30m); past it the unit is uncertain'),
   forEach: forEach.optional(),
+  retries: retries.optional(),
 };
 
 export const CommandSpecSchema = z.strictObject({

@@ -121,20 +121,26 @@ export function importRuns(
         receipt: prior?.receipt,
         lastRun: run.id,
       };
-      const uncertain = (reason: string, checkpointed: boolean) => {
+      const uncertain = (reason: string, checkpointed: boolean, attempts?: number) => {
         const condition: Condition = { state: 'uncertain', reason, run: run.id, since: at };
         if (checkpointed) condition.checkpointed = true;
+        if (attempts) condition.attempts = attempts;
         set({ ...base, condition });
         res.rows.set(name, { unit: name, kind, result: 'uncertain', detail: reason });
         if (!res.recovered.includes(name)) res.recovered.push(name);
       };
       if (!cp) {
-        uncertain(`run ${run.id} was executing it ${reasonWhy}`, false);
+        const attempt = run.record?.attempts?.[name];
+        uncertain(
+          `run ${run.id} was executing it${attempt ? ` (attempt ${attempt})` : ''} ${reasonWhy}`,
+          false,
+          attempt,
+        );
         continue;
       }
       const key = keyOf(name, uid, current);
       if (cp.result === 'uncertain') {
-        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true);
+        uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true, cp.attempts);
         continue;
       }
       if (key !== undefined && cp.executionKey !== key) {
@@ -171,9 +177,11 @@ export function importRuns(
             retryable: cp.retryable,
             exitCode: cp.exitCode,
             executionKey: cp.executionKey,
+            ...(cp.attempts ? { attempts: cp.attempts } : {}),
           },
         });
-        res.rows.set(name, { unit: name, kind, result: 'failed', detail: reason, run: run.id });
+        const detail = cp.attempts && cp.attempts > 1 ? `failed ${cp.attempts} times: ${reason}` : reason;
+        res.rows.set(name, { unit: name, kind, result: 'failed', detail, run: run.id });
         continue;
       }
       set({
@@ -187,6 +195,7 @@ export function importRuns(
           at: cp.at,
           outputs: cp.outputs ?? {},
           artifacts: cp.artifacts ?? {},
+          ...(cp.attempts ? { attempts: cp.attempts } : {}),
         },
       });
       res.rows.set(name, {

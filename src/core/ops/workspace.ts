@@ -26,7 +26,9 @@ export interface WorkspaceOptions {
 export type ProgressEvent =
   | { type: 'unit-start'; unit: string; kind: string; at: number }
   | { type: 'unit-finish'; unit: string; kind: string; result: string; durationMs: number }
-  | { type: 'note'; text: string };
+  | { type: 'note'; text: string }
+  /** A unit's attempt failed and another one starts after `delayMs` (`retries`); `text` says so. */
+  | { type: 'unit-retry'; unit: string; kind: string; attempt: number; of: number; delayMs: number; text: string };
 
 /** What every operation gets: the repository, where refs live, and how to report progress. */
 export interface OpContext {

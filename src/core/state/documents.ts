@@ -115,6 +115,8 @@ export interface RunRecord {
   plan?: string;
   /** A recovery run's selection (--failed, --from) and the configuration revision it ran against. */
   recovery?: { selection: string; roots: string[]; revision: string };
+  /** Units retried in this run (`retries`): the attempt each is at, written before that attempt starts. */
+  attempts?: Record<string, number>;
 }
 
 export interface Receipt {
@@ -126,6 +128,8 @@ export interface Receipt {
   at: string;
   outputs: Record<string, string>;
   artifacts: Record<string, string>;
+  /** A unit with `retries`: the attempt of its run that succeeded. */
+  attempts?: number;
 }
 
 export interface Condition {
@@ -141,6 +145,8 @@ export interface Condition {
   checkpointed?: boolean;
   /** The configuration revision of the attempt (launch settings, variable names): see ops/revision.ts. */
   revision?: string;
+  /** A unit with `retries`: how many attempts its run made. */
+  attempts?: number;
 }
 
 /** One unit's checkpoint on a run ref: what its execution recorded. */
@@ -160,6 +166,8 @@ export interface Checkpoint {
   exitCode?: number;
   reason?: string;
   retryable?: boolean;
+  /** A unit with `retries`: the attempts made so far (a failed one is checkpointed before the next waits). */
+  attempts?: number;
 }
 
 /** A unit's observed state: last receipt, condition and observations. */

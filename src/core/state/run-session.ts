@@ -258,6 +258,11 @@ export class RunSession {
     return this.beatFailure;
   }
 
+  /** A write made while units run (a retry's) failed: treated as the heartbeat's failure. */
+  writeFailed(e: unknown): void {
+    this.beatFailure ??= e;
+  }
+
   private stopBeat(): void {
     if (this.beat) clearInterval(this.beat.timer);
     this.beat = undefined;

@@ -12,6 +12,8 @@ import { z } from 'zod';
 const time = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' });
 const str = z.string();
 const strings = z.record(z.string(), z.string());
+/** Attempts of a unit in one run (`retries`). */
+const attempts = z.number().int().positive();
 
 const githubJob = z.looseObject({
   serverUrl: str,
@@ -99,6 +101,7 @@ export const RunRecordSchema = z.looseObject({
   ended: z.looseObject({ code: str, message: str }).optional(),
   plan: str.optional(),
   recovery: z.looseObject({ selection: str, roots: z.array(str), revision: str }).optional(),
+  attempts: z.record(str, attempts).optional(),
 });
 
 export const CheckpointSchema = z.looseObject({
@@ -116,6 +119,7 @@ export const CheckpointSchema = z.looseObject({
   exitCode: z.number().optional(),
   reason: str.optional(),
   retryable: z.boolean().optional(),
+  attempts: attempts.optional(),
 });
 
 const receipt = z.looseObject({
@@ -126,6 +130,7 @@ const receipt = z.looseObject({
   at: time,
   outputs: strings,
   artifacts: strings,
+  attempts: attempts.optional(),
 });
 
 const condition = z.looseObject({
@@ -138,6 +143,7 @@ const condition = z.looseObject({
   executionKey: str.optional(),
   checkpointed: z.boolean().optional(),
   revision: str.optional(),
+  attempts: attempts.optional(),
 });
 
 export const ObservedUnitSchema = z.looseObject({

@@ -33,3 +33,17 @@ export class Cancellation {
     return () => this.listeners.delete(fn);
   }
 }
+
+/** Waits `ms`, or less when a cancel comes first (at once if one already came). */
+export function sleepUnlessCancelled(ms: number, cancellation: Cancellation): Promise<void> {
+  if (cancellation.requested) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    const off = cancellation.onCancel(done);
+    function done() {
+      clearTimeout(timer);
+      off();
+      resolve();
+    }
+  });
+}

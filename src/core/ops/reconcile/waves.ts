@@ -17,6 +17,7 @@ import { withoutSecretOutputs } from '../outputs.js';
 import { unitRevision } from '../revision.js';
 import type { ImportResult } from '../takeover.js';
 import type { OpContext } from '../workspace.js';
+import { runAttempts, withAttempts } from './attempts.js';
 import { removedRows, type Scope } from './scope.js';
 import {
   checkpointOf,
@@ -215,15 +216,18 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
     // A cancel, or a lease found lost by the heartbeat, stops units waiting for a slot: they never started.
     if (ctx.cancellation.requested || writer.session.heartbeatFailure !== undefined)
       return void ex.outcomes.set(t.name, notStarted(t.name, t.desired));
-    ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
-    running.set(t.name, ctx.now());
-    const result = await asUnit(t.name, () => execute(t, driverContext(r, t.desired))).finally(() =>
-      running.delete(t.name),
-    );
+    const attempted = await runAttempts(r, t, () => {
+      ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
+      running.set(t.name, ctx.now());
+      return asUnit(t.name, () => execute(t, driverContext(r, t.desired))).finally(() => running.delete(t.name));
+    });
+    const { result } = attempted;
     const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);
+    const cp = checkpointOf(t.desired, result, ctx.now(), r.source);
+    withAttempts(attempted, o, cp);
     ex.outcomes.set(t.name, o);
     if (result.status === 'succeeded') ex.outputs.set(t.name, result.outputs);
-    writer.checkpoint(checkpointOf(t.desired, result, ctx.now(), r.source));
+    writer.checkpoint(cp);
     writer.session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
     ex.logs.set(t.name, result.log);
     ctx.onEvent({

@@ -273,7 +273,7 @@ function snapshot(files: { file: string; text: string }[], yamlOnly: boolean): u
     const out: [string, number][] = [];
     const walk = (v: unknown, path: (string | number)[]) => {
       out.push([path.join('.'), lineAt(path)]);
-      if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, i]));
+      if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, [...path, i]);
       else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
     };
     walk(doc, []);

@@ -122,6 +122,7 @@ const CONSTRUCTS = [
   'a: http://x.y/z?q=1#f\nb: b:c\nc: a -b\nd: -x\ne: é ü\n',
   'a: ${{ units.b.outputs.c }}\nb: "${{ units.b.outputs.c"\n',
   'run: echo "${{ units.db.outputs.url }}" && echo \'x\'\n',
+  'a: x\u00a0\nb: x\u3000 \nc: [x\u2003, y]\nd: x\u2003#c\ne: \u00a0x\n', // spaces YAML does not trim
 ];
 
 /** Inputs the fast reader must leave to `yaml`: outside its subset, or errors. */
@@ -174,6 +175,7 @@ function generator(seed: number) {
     ...['"q"', "'s'", "'it''s'", '"a\\tb"', '"\\z"', 'x # c', 'a#b', 'http://x:1/y', 'a: b', 'a:', '-', '- a'],
     ...['-a', '*x', '&x y', '!t y', '%x', '@x', '[a, b]', '[a, [b], {c: d}]', '{a: 1, b: [x]}', '{}', '[a,]'],
     ...['[-]', '[a b]', '{a:1}', '{a: }', '${{ units.a.outputs.x }}', '${{ units.a', '""', 'x  ', '"open'],
+    ...['x\u00a0', '\u00a0x', '[x\u3000, y]', 'x\u2003#c', 'x\u2028y'],
     ...['{"a":"b","c":1}', '{"a":b}', "{'a': [x]}", '{"a" :1}', '{"a":}', '{"a":{"b":"c"}}', '{"a":"b"'],
   ];
   const keys = ['kind', 'name', 'spec', 'run', 'needs', 'a', 'b', 'x.y', 'k-1', '$v', '_', 'c', 'd'];

@@ -248,7 +248,7 @@ class Reader {
     } else {
       if (NOT_PLAIN_START.has(c) || (c === '-' && (rest.length === 1 || rest[1] === ' '))) giveUp();
       const hash = rest.indexOf(' #');
-      const s = (hash >= 0 ? rest.slice(0, hash) : rest).trimEnd();
+      const s = trimSpaces(hash >= 0 ? rest.slice(0, hash) : rest);
       if (s.includes(': ') || s.endsWith(':')) giveUp();
       v = resolvePlain(s);
     }
@@ -351,6 +351,13 @@ function quoted(s: string, i: number): [string, number] {
   }
 }
 
+/** Without its trailing spaces; not `trimEnd`, which also drops no-break and other spaces YAML keeps. */
+function trimSpaces(s: string): string {
+  let end = s.length;
+  while (s.charCodeAt(end - 1) === SPACE) end--;
+  return end === s.length ? s : s.slice(0, end);
+}
+
 function skipSpaces(s: string, i: number): number {
   while (s.charCodeAt(i) === 32) i++;
   return i;
@@ -369,7 +376,7 @@ function flow(s: string, i: number): [unknown, number] {
       if (s[i] === '"' || s[i] === "'") {
         // A JSON-like key: `"k": v`, or `"k":v` with no space (as JSON writes it).
         [key, after] = quoted(s, i);
-        if (s.charCodeAt(after) !== COLON || key.length >= 1000 || key === '__proto__') giveUp();
+        if (s.charCodeAt(after) !== COLON || after - i >= 1000 || key === '__proto__') giveUp();
       } else {
         const n = keyLength(s, i);
         if (!n || s.charCodeAt(i + n) !== COLON || s.charCodeAt(i + n + 1) !== SPACE) giveUp();
@@ -402,5 +409,5 @@ function flowItem(s: string, i: number): [unknown, number] {
   FLOW_PLAIN.lastIndex = i;
   const m = FLOW_PLAIN.exec(s);
   if (!m) giveUp();
-  return [resolvePlain(m[0].trimEnd()), i + m[0].length];
+  return [resolvePlain(trimSpaces(m[0])), i + m[0].length];
 }

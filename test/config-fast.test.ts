@@ -4,8 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseAllDocuments } from 'yaml';
+import { validFast } from '../src/core/config/fast-validate.js';
 import { readFast } from '../src/core/config/fast-yaml.js';
 import { type Config, parseConfig } from '../src/core/config/load.js';
+import { KIND_SCHEMAS } from '../src/core/config/schema.js';
 import { NylError } from '../src/core/util/errors.js';
 
 // The fast reader must read what it accepts exactly as `yaml` does (values, their types and key
@@ -259,6 +261,32 @@ describe('the fast YAML reader', () => {
     }
     expect(wrong.slice(0, 5)).toEqual([]);
     expect(accepted).toBeGreaterThan(200); // the generator reaches the fast path
+  });
+});
+
+describe('the fast validation', () => {
+  it('gives what zod gives for every valid document of the corpus, and every kind takes it', () => {
+    const kinds = new Set<string>();
+    let invalid = 0;
+    for (const c of corpus) {
+      const docs = yamlDocuments(c.text);
+      if (docs === 'error') continue;
+      for (const { value } of docs) {
+        const schema = KIND_SCHEMAS[(value as { kind: keyof typeof KIND_SCHEMAS }).kind];
+        if (!schema) continue;
+        const zod = schema.safeParse(value);
+        const fast = validFast(schema, value);
+        if (!zod.success) {
+          invalid++;
+          expect(fast, JSON.stringify(value)).toBeUndefined();
+          continue;
+        }
+        expect(ordered(fast?.data), JSON.stringify(value)).toEqual(ordered(zod.data));
+        kinds.add((value as { kind: string }).kind);
+      }
+    }
+    expect([...kinds].sort()).toEqual(Object.keys(KIND_SCHEMAS).sort());
+    expect(invalid).toBeGreaterThan(0);
   });
 });
 

@@ -70,7 +70,10 @@ function benchConfig(n: number): string {
   return docs.join('---\n');
 }
 
-/** Configurations of the test suite (collected from its runs), the examples, the benchmark's. */
+/**
+ * Configurations of the test suite (collected from its runs), the examples, the benchmark's. The
+ * corpus files are named .yaml.txt so that no formatter rewrites them: their quoting is the point.
+ */
 const corpus: { name: string; text: string }[] = [
   ...readdirSync(CORPUS_DIR)
     .sort()

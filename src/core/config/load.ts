@@ -14,6 +14,8 @@ import type { GitRepo } from '../git/repo.js';
 import { type ForEachSource, type Item, parseForEach } from '../resolve/for-each.js';
 import { promotionOf } from '../resolve/select.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
+import { validFast } from './fast-validate.js';
+import { readFast } from './fast-yaml.js';
 import { type Reference, scanReferences } from './references.js';
 import {
   type EnvironmentDoc,
@@ -78,18 +80,32 @@ export async function loadConfig(
     );
   const files = await configFiles(repo, commit.oid, opts);
   const texts = await Promise.all(files.map((f) => repo.readObject(`${commit.oid}:${f}`)));
+  return parseConfig(
+    commit.oid,
+    files.map((file, i) => ({ file, text: texts[i]?.body.toString('utf8') ?? '' })),
+  );
+}
+
+/**
+ * Validates configuration given the texts of its files (read from commit `source`); every
+ * problem names file, line and field. `yamlOnly` reads every file with `yaml`, the reference the
+ * fast reader is tested against.
+ */
+export function parseConfig(
+  source: string,
+  files: { file: string; text: string }[],
+  opts: { yamlOnly?: boolean } = {},
+): Config {
   const problems: Problem[] = [];
   const cfg: Config = {
-    source: commit.oid,
-    files,
+    source,
+    files: files.map((f) => f.file),
     environments: new Map(),
     groups: new Map(),
     units: new Map(),
     invalid: new Set(),
   };
-  files.forEach((file, i) => {
-    parseFile(file, texts[i]?.body.toString('utf8') ?? '', cfg, problems);
-  });
+  for (const { file, text } of files) parseFile(file, text, cfg, problems, opts.yamlOnly === true);
   // Every problem in one pass; a cycle is only looked for once the edges are all known.
   checkReferences(cfg, problems);
   if (!problems.length) checkCycles(cfg, problems);
@@ -158,150 +174,205 @@ function locate(doc: Document, lc: LineCounter, path: (string | number)[], key?:
   return 1;
 }
 
-function parseFile(file: string, source: string, cfg: Config, problems: Problem[]): void {
+/** A document's syntax tree, built only when a message needs a line. */
+interface Located {
+  doc: Document;
+  lc: LineCounter;
+}
+
+/** A document read from a file: its problems, or its value and where it starts. */
+type ReadDocument = { problems: Problem[] } | { value: unknown; line: number; located: () => Located };
+
+/**
+ * The documents of a file. Most configuration is read by the fast reader, which builds values
+ * only; `yaml` reads what it does not know, and every file whose lines a message needs.
+ */
+function readDocuments(file: string, source: string, yamlOnly: boolean): ReadDocument[] {
+  const fast = yamlOnly ? undefined : readFast(source);
+  if (!fast) return readWithYaml(file, source);
+  let all: Located[] | undefined;
+  const parseAll = () => {
+    if (all) return all;
+    const lc = new LineCounter();
+    const docs = parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+    all = Array.isArray(docs) ? docs.map((doc) => ({ doc, lc })) : [];
+    return all;
+  };
+  // The fast reader's document starting on a line is the one `yaml` starts there.
+  const at = (line: number) => () =>
+    parseAll().find((d) => locate(d.doc, d.lc, []) === line) ?? (parseAll()[0] as Located);
+  return fast.map((d) => ({ value: d.value, line: d.line, located: at(d.line) }));
+}
+
+function readWithYaml(file: string, source: string): ReadDocument[] {
   const lc = new LineCounter();
   const docs = parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  if (!Array.isArray(docs)) return; // an empty stream
-  for (const doc of docs) {
-    if (doc.errors.length) {
-      for (const e of doc.errors) {
-        const line = errorLine(doc, lc, e);
-        problems.push(
-          problem('NYL-CONFIG-SYNTAX', `YAML syntax error: ${e.message.split('\n')[0]}`, {
+  if (!Array.isArray(docs)) return []; // an empty stream
+  return docs.map((doc): ReadDocument => {
+    if (doc.errors.length)
+      return {
+        problems: doc.errors.map((e) => {
+          const line = errorLine(doc, lc, e);
+          return problem('NYL-CONFIG-SYNTAX', `YAML syntax error: ${e.message.split('\n')[0]}`, {
             subject: `${file}:${line}`,
             fix: `correct the YAML at ${file} line ${line}`,
-          }),
-        );
-      }
-      continue;
-    }
-    let value: unknown;
+          });
+        }),
+      };
     try {
-      value = doc.toJS();
+      return { value: doc.toJS(), line: locate(doc, lc, []), located: () => ({ doc, lc }) };
     } catch (e) {
       // e.g. an alias bomb: "Excessive alias count indicates a resource exhaustion attack".
       const line = locate(doc, lc, []);
-      problems.push(
-        problem('NYL-CONFIG-SYNTAX', `YAML cannot be read: ${(e as Error).message}`, {
-          subject: `${file}:${line}`,
-          fix: `remove the repeated aliases (*name) from the document at ${file} line ${line}`,
-        }),
-      );
-      continue;
+      return {
+        problems: [
+          problem('NYL-CONFIG-SYNTAX', `YAML cannot be read: ${(e as Error).message}`, {
+            subject: `${file}:${line}`,
+            fix: `remove the repeated aliases (*name) from the document at ${file} line ${line}`,
+          }),
+        ],
+      };
     }
-    if (value === null || value === undefined) continue;
-    const docLine = locate(doc, lc, []);
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      problems.push(
-        problem('NYL-CONFIG-INVALID', 'a configuration document must be a mapping with a kind', {
-          subject: `${file}:${docLine}`,
-          fix: 'start the document with `kind: Environment|EnvironmentGroup|Command` and `name: ...`',
-        }),
-      );
-      continue;
+  });
+}
+
+function parseFile(file: string, source: string, cfg: Config, problems: Problem[], yamlOnly: boolean): void {
+  for (const read of readDocuments(file, source, yamlOnly)) {
+    if ('problems' in read) problems.push(...read.problems);
+    else parseDocument(file, source, read, cfg, problems);
+  }
+}
+
+function parseDocument(
+  file: string,
+  source: string,
+  read: { value: unknown; line: number; located: () => Located },
+  cfg: Config,
+  problems: Problem[],
+): void {
+  const { value, line: docLine, located } = read;
+  const lineAt = (path: (string | number)[], key?: string) => {
+    const { doc, lc } = located();
+    return locate(doc, lc, path, key);
+  };
+  if (value === null || value === undefined) return;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    problems.push(
+      problem('NYL-CONFIG-INVALID', 'a configuration document must be a mapping with a kind', {
+        subject: `${file}:${docLine}`,
+        fix: 'start the document with `kind: Environment|EnvironmentGroup|Command` and `name: ...`',
+      }),
+    );
+    return;
+  }
+  const kind = (value as { kind?: unknown }).kind;
+  if (typeof kind !== 'string' || !(kind in KIND_SCHEMAS)) {
+    const line = lineAt(['kind']);
+    problems.push(
+      problem('NYL-CONFIG-KIND', kind === undefined ? 'document has no kind' : `unknown kind ${JSON.stringify(kind)}`, {
+        subject: `${file}:${line} kind`,
+        fix: `set kind to one of ${Object.keys(KIND_SCHEMAS).join(', ')}`,
+      }),
+    );
+    return;
+  }
+  const schema = KIND_SCHEMAS[kind as Kind] as z.ZodType;
+  // zod validates what the fast path does not pass (and so reports every problem).
+  const valid = validFast(schema, value);
+  const parsed = valid ? { success: true as const, data: valid.data } : schema.safeParse(value);
+  const docName = typeof (value as { name?: unknown }).name === 'string' ? (value as { name: string }).name : '';
+  const what = `${kind}${docName ? ` ${docName}` : ''}`;
+  if (!parsed.success) {
+    // A value can fail a pattern and a refinement with the same message: report it once.
+    const seen = new Set<string>();
+    const { doc, lc } = located();
+    for (const issue of parsed.error.issues) {
+      const p = issueProblem(file, doc, lc, what, issue, schema);
+      const key = `${p.code} ${p.subject} ${p.message}`;
+      if (!seen.has(key)) problems.push(p);
+      seen.add(key);
     }
-    const kind = (value as { kind?: unknown }).kind;
-    if (typeof kind !== 'string' || !(kind in KIND_SCHEMAS)) {
-      const line = locate(doc, lc, ['kind']);
-      problems.push(
-        problem(
-          'NYL-CONFIG-KIND',
-          kind === undefined ? 'document has no kind' : `unknown kind ${JSON.stringify(kind)}`,
-          {
-            subject: `${file}:${line} kind`,
-            fix: `set kind to one of ${Object.keys(KIND_SCHEMAS).join(', ')}`,
-          },
-        ),
-      );
-      continue;
-    }
-    const schema = KIND_SCHEMAS[kind as Kind] as z.ZodType;
-    const parsed = schema.safeParse(value);
-    const docName = typeof (value as { name?: unknown }).name === 'string' ? (value as { name: string }).name : '';
-    const what = `${kind}${docName ? ` ${docName}` : ''}`;
-    if (!parsed.success) {
-      // A value can fail a pattern and a refinement with the same message: report it once.
-      const seen = new Set<string>();
-      for (const issue of parsed.error.issues) {
-        const p = issueProblem(file, doc, lc, what, issue, schema);
-        const key = `${p.code} ${p.subject} ${p.message}`;
-        if (!seen.has(key)) problems.push(p);
-        seen.add(key);
-      }
-      if (docName) cfg.invalid.add(docName);
-      continue;
-    }
-    const at = { file, line: docLine };
-    const data = parsed.data as { kind: Kind; name: string };
-    const dup = (prev: Location | undefined, space: string) => {
-      if (!prev) return false;
-      problems.push(
-        problem('NYL-CONFIG-DUPLICATE', `${space} ${data.name} is defined twice (first at ${prev.file}:${prev.line})`, {
-          subject: `${file}:${locate(doc, lc, ['name'])} name`,
-          fix: `rename or remove one of the two definitions of ${data.name}`,
-        }),
-      );
-      return true;
+    if (docName) cfg.invalid.add(docName);
+    return;
+  }
+  const at = { file, line: docLine };
+  const data = parsed.data as { kind: Kind; name: string };
+  const dup = (prev: Location | undefined, space: string) => {
+    if (!prev) return false;
+    problems.push(
+      problem('NYL-CONFIG-DUPLICATE', `${space} ${data.name} is defined twice (first at ${prev.file}:${prev.line})`, {
+        subject: `${file}:${lineAt(['name'])} name`,
+        fix: `rename or remove one of the two definitions of ${data.name}`,
+      }),
+    );
+    return true;
+  };
+  if (data.kind === 'Environment') {
+    if (!dup(cfg.environments.get(data.name)?.at, 'environment'))
+      cfg.environments.set(data.name, { doc: data as EnvironmentDoc, at, lineAt: (p) => lineAt(p) });
+  } else if (data.kind === 'EnvironmentGroup') {
+    if (!dup(cfg.groups.get(data.name)?.at, 'environment group'))
+      cfg.groups.set(data.name, { doc: data as EnvironmentGroupDoc, at, lineAt: (p) => lineAt(p) });
+  } else if ((UNIT_KINDS as readonly string[]).includes(data.kind)) {
+    if (dup(cfg.units.get(data.name)?.at, 'unit')) return;
+    const unit = data as UnitDoc;
+    const refs: Reference[] = [];
+    const each = new Set<string>();
+    // Where each referenced unit is first named; its line is looked up only for a message.
+    const refAt = new Map<string, { line: () => number; field: string }>();
+    const lineOfText = (text: string, path: string[]) => {
+      const { doc, lc } = located();
+      return textLine(text, doc, lc, source, ['spec', ...path]);
     };
-    if (data.kind === 'Environment') {
-      if (!dup(cfg.environments.get(data.name)?.at, 'environment'))
-        cfg.environments.set(data.name, { doc: data as EnvironmentDoc, at, lineAt: (p) => locate(doc, lc, p) });
-    } else if (data.kind === 'EnvironmentGroup') {
-      if (!dup(cfg.groups.get(data.name)?.at, 'environment group'))
-        cfg.groups.set(data.name, { doc: data as EnvironmentGroupDoc, at, lineAt: (p) => locate(doc, lc, p) });
-    } else if ((UNIT_KINDS as readonly string[]).includes(data.kind)) {
-      if (dup(cfg.units.get(data.name)?.at, 'unit')) continue;
-      const unit = data as UnitDoc;
-      const refs: Reference[] = [];
-      const each = new Set<string>();
-      const refAt = new Map<string, { line: number; field: string }>();
-      walkStrings(unit.spec, [], (str, path) => {
-        const r = scanReferences(str);
-        const field = `spec.${path.join('.')}`;
-        const lineOfText = (text: string) => textLine(text, doc, lc, source, ['spec', ...path]);
-        for (const e of r.each) each.add(e.path);
-        for (const ref of r.refs) {
-          refs.push(ref);
-          if (!refAt.has(ref.unit)) refAt.set(ref.unit, { line: lineOfText(ref.text), field });
-        }
-        for (const b of r.bad) {
-          problems.push(
-            problem('NYL-CONFIG-REFERENCE', `${what}: unsupported expression ${b}`, {
-              subject: `${file}:${lineOfText(b)} ${field}`,
-              fix: 'the only expression is ${{ units.<name>.outputs.<key> }}',
-            }),
-          );
-        }
-      });
-      const fe = parseForEach(unit, [...each]);
-      for (const p of fe.problems)
+    walkStrings(unit.spec, [], (str, path) => {
+      if (!str.includes('${{')) return; // no expression, the common case: nothing to scan
+      const r = scanReferences(str);
+      const field = `spec.${path.join('.')}`;
+      for (const e of r.each) each.add(e.path);
+      for (const ref of r.refs) {
+        refs.push(ref);
+        if (!refAt.has(ref.unit)) refAt.set(ref.unit, { line: () => lineOfText(ref.text, path), field });
+      }
+      for (const b of r.bad) {
         problems.push(
-          problem('NYL-CONFIG-FOREACH', `${what}: ${p.message}`, {
-            subject: `${file}:${locate(doc, lc, p.path)} ${p.path.join('.')}`,
-            fix: 'forEach is a list of strings or objects with unique keys (letters, digits, ".", "_", "-"), or one ${{ units.<name>.outputs.<key> }} holding such a JSON list; ${{ each.key }}, ${{ each.value }} and ${{ each.value.<field> }} name its item',
+          problem('NYL-CONFIG-REFERENCE', `${what}: unsupported expression ${b}`, {
+            subject: `${file}:${lineOfText(b, path)} ${field}`,
+            fix: 'the only expression is ${{ units.<name>.outputs.<key> }}',
           }),
         );
-      const from = fe.source && 'from' in fe.source ? fe.source.from : undefined;
-      if (from && !refAt.has(from.unit)) refAt.set(from.unit, { line: locate(doc, lc, ['forEach']), field: 'forEach' });
-      const deps = [...new Set([...(unit.needs ?? []), ...refs.map((r) => r.unit), ...(from ? [from.unit] : [])])];
+      }
+    });
+    const fe = parseForEach(unit, [...each]);
+    for (const p of fe.problems)
+      problems.push(
+        problem('NYL-CONFIG-FOREACH', `${what}: ${p.message}`, {
+          subject: `${file}:${lineAt(p.path)} ${p.path.join('.')}`,
+          fix: 'forEach is a list of strings or objects with unique keys (letters, digits, ".", "_", "-"), or one ${{ units.<name>.outputs.<key> }} holding such a JSON list; ${{ each.key }}, ${{ each.value }} and ${{ each.value.<field> }} name its item',
+        }),
+      );
+    const from = fe.source && 'from' in fe.source ? fe.source.from : undefined;
+    if (from && !refAt.has(from.unit)) refAt.set(from.unit, { line: () => lineAt(['forEach']), field: 'forEach' });
+    const deps = [...new Set([...(unit.needs ?? []), ...refs.map((r) => r.unit), ...(from ? [from.unit] : [])])];
+    const depAt = (dep: string) => {
+      const { doc, lc } = located();
       const needsNode = doc.getIn(['needs'], true) as {
         items?: { value?: unknown; range?: [number, number, number] }[];
       };
-      const depAt = (dep: string) => {
-        const item = needsNode?.items?.find((i) => i.value === dep);
-        if (item) return { line: lineOf(lc, item.range?.[0]), field: 'needs' };
-        return refAt.get(dep) ?? { line: docLine, field: 'spec' };
-      };
-      cfg.units.set(data.name, {
-        doc: unit,
-        at,
-        refs,
-        deps,
-        depAt,
-        lineAt: (p) => locate(doc, lc, p),
-        ...(fe.source ? { forEach: fe.source, each: [...each] } : {}),
-      });
-    }
+      const item = needsNode?.items?.find((i) => i.value === dep);
+      if (item) return { line: lineOf(lc, item.range?.[0]), field: 'needs' };
+      const ref = refAt.get(dep);
+      if (ref) return { line: ref.line(), field: ref.field };
+      return { line: docLine, field: 'spec' };
+    };
+    cfg.units.set(data.name, {
+      doc: unit,
+      at,
+      refs,
+      deps,
+      depAt,
+      lineAt: (p) => lineAt(p),
+      ...(fe.source ? { forEach: fe.source, each: [...each] } : {}),
+    });
   }
 }
 

@@ -3,7 +3,8 @@
 // smart HTTP (git's own `git http-backend`, the test suite's server).
 //
 //   node scripts/bench-lease-wait.mjs [--samples 10] [--scenarios random,repeat] [--transports file,http]
-//                                     [--min 1.5] [--max 8] [--repeat 4] [--cli dist/cli.js] [--json]
+//                                     [--min 1.5] [--max 8] [--repeat 4] [--cli dist/cli.js] [--vs OTHER/cli.js]
+//                                     [--json]
 //
 // Each sample: a holder reconciles a unit that waits for a gate file; a waiter (its own clone, one
 // commit ahead) starts once the holder took the lease, with --wait-lease; the gate opens after
@@ -15,7 +16,8 @@
 // (both left out): over HTTP it uses its own URL (a symlink to the same bare repository) and
 // every request the server saw on it counts; over file:// its remote runs a counting upload-pack.
 // A read is one upload-pack conversation (a fetch or an ls-remote): over HTTP, a `GET info/refs`
-// and the POSTs that follow it.
+// and the POSTs that follow it. With --vs, each sample's hold is measured for both CLIs in turn
+// (A B A B ...), so both see the same holds on the same machine load.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -155,7 +157,7 @@ function quantile(xs, q) {
 }
 
 /** Measures `samples` holds over one transport; returns per-sample figures and their summary. */
-async function benchTransport({ cli, env, transport, scenario, samples, minMs, maxMs, repeatMs, server, root, seed }) {
+async function benchTransport({ clis, env, transport, scenario, samples, minMs, maxMs, repeatMs, server, root, seed }) {
   const dir = mkdtempSync(join(root, `${scenario}-${transport}-`));
   const bare = join(dir, 'lw.git');
   git(['init', '-q', '--bare', bare], dir, env);
@@ -206,7 +208,7 @@ async function benchTransport({ cli, env, transport, scenario, samples, minMs, m
   // A first reconcile, so every sample finds recorded state (and the lease ref exists).
   checkout('holder', first);
   const gate0 = join(dir, 'gate-0');
-  const warm = startNyl(cli, ['reconcile', '-e', ENV_NAME], clones.holder, { ...env, GATE: gate0 });
+  const warm = startNyl(clis[0], ['reconcile', '-e', ENV_NAME], clones.holder, { ...env, GATE: gate0 });
   await until(() => existsSync(`${gate0}.started`), 30_000, 'the first reconcile');
   if (scenario === 'repeat') await sleep(again());
   writeFileSync(gate0, '');
@@ -214,71 +216,94 @@ async function benchTransport({ cli, env, transport, scenario, samples, minMs, m
   if (w0.code !== 0) throw new Error(`${transport}: first reconcile exited ${w0.code}: ${w0.stderr}`);
 
   const watcher = watchLease(bare, () => server?.requests().length ?? 0);
-  const out = [];
+  const out = clis.map(() => []);
+  let version = 0;
+  /** One hold: the holder takes the lease, the waiter waits, the holder releases after `holdMs`. */
+  const hold = async (cli, holdMs) => {
+    version += 2;
+    checkout('holder', commit(version - 1));
+    checkout('waiter', commit(version));
+    const gate = join(dir, `gate-${version}`);
+    // random: the waiter's own run is instant, so no past run says when the next one ends.
+    if (scenario === 'random') writeFileSync(`${gate}-w`, '');
+    const from = watcher.changes.length;
+    const holder = startNyl(cli, ['reconcile', '-e', ENV_NAME], clones.holder, { ...env, GATE: gate });
+    await until(() => existsSync(`${gate}.started`) && watcher.changes.length > from, 30_000, 'the holder');
+    const heldAt = watcher.changes[from].at;
+    const reqFrom = server?.requests().length ?? 0;
+    writeFileSync(pollLog, '');
+    const waiter = startNyl(cli, ['reconcile', '-e', ENV_NAME, '--wait-lease', '120s', '--json'], clones.waiter, {
+      ...env,
+      GATE: `${gate}-w`,
+    });
+    // Waiting starts with the waiter's first read (a loaded machine may take a while to get there).
+    const read = () =>
+      server
+        ? server
+            .requests()
+            .slice(reqFrom)
+            .some((q) => q.path.includes('/waiter.git/'))
+        : readFileSync(pollLog, 'utf8').length > 0;
+    await until(read, 60_000, 'the waiter');
+    const readAt = performance.now();
+    const readEpoch = Date.now();
+    // random: the hold runs from there; repeat: the unit's time runs from the holder's take.
+    const openAt = scenario === 'random' ? readAt + holdMs : Math.max(heldAt + holdMs, readAt + 200);
+    await sleep(Math.max(0, openAt - performance.now()));
+    writeFileSync(gate, '');
+    // The holder's release, then the waiter's take: the next two changes of the lease ref.
+    await until(() => watcher.changes.length >= from + 3, 60_000, 'the release and the take');
+    if (scenario === 'repeat') {
+      await sleep(again());
+      writeFileSync(`${gate}-w`, '');
+    }
+    const [h, w] = await Promise.all([holder.done, waiter.done]);
+    if (h.code !== 0) throw new Error(`${transport}: holder exited ${h.code}: ${h.stderr}`);
+    if (w.code !== 0) throw new Error(`${transport}: waiter exited ${w.code}: ${w.stderr}`);
+    const [, release, take] = watcher.changes.slice(from, from + 3);
+    const subject = (sha) => git(['-C', bare, 'log', '-1', '--format=%s', sha], dir, env);
+    if (
+      !subject(release.sha).startsWith('nyl: release lease') ||
+      !subject(take.sha).startsWith(`nyl: lease ${ENV_NAME} for`)
+    )
+      throw new Error(`${transport}: unexpected lease changes: ${subject(release.sha)} / ${subject(take.sha)}`);
+    let waiting;
+    if (server) {
+      const mine = server
+        .requests()
+        .slice(reqFrom, take.seen)
+        .filter((q) => q.path.includes('/waiter.git/'));
+      waiting = waitingRequests(mine);
+    } else {
+      // file://: one line per upload-pack the waiter ran, the first read and the last left out.
+      const at = readFileSync(pollLog, 'utf8').split('\n').filter(Boolean).map(Number);
+      waiting = { polls: Math.max(0, at.filter((t) => t <= take.epoch).length - 2) };
+    }
+    return {
+      holdMs: Math.round(release.at - readAt),
+      latencyMs: Math.round(take.at - release.at),
+      waitedMs: Math.round(take.epoch - readEpoch),
+      polls: waiting.polls,
+      httpRequests: waiting.requests,
+    };
+  };
   try {
     for (let i = 1; i <= samples; i++) {
       const holdMs = scenario === 'repeat' ? again() : Math.round(minMs + rand() * (maxMs - minMs));
-      checkout('holder', commit(2 * i - 1));
-      checkout('waiter', commit(2 * i));
-      const gate = join(dir, `gate-${i}`);
-      // random: the waiter's own run is instant, so no past run says when the next one ends.
-      if (scenario === 'random') writeFileSync(`${gate}-w`, '');
-      const from = watcher.changes.length;
-      const holder = startNyl(cli, ['reconcile', '-e', ENV_NAME], clones.holder, { ...env, GATE: gate });
-      await until(() => existsSync(`${gate}.started`) && watcher.changes.length > from, 30_000, 'the holder');
-      const heldAt = watcher.changes[from].at;
-      const reqFrom = server?.requests().length ?? 0;
-      writeFileSync(pollLog, '');
-      const startEpoch = Date.now();
-      const waiter = startNyl(cli, ['reconcile', '-e', ENV_NAME, '--wait-lease', '120s', '--json'], clones.waiter, {
-        ...env,
-        GATE: `${gate}-w`,
-      });
-      await sleep(Math.max(0, heldAt + holdMs - performance.now()));
-      writeFileSync(gate, '');
-      // The holder's release, then the waiter's take: the next two changes of the lease ref.
-      await until(() => watcher.changes.length >= from + 3, 60_000, 'the release and the take');
-      if (scenario === 'repeat') {
-        await sleep(again());
-        writeFileSync(`${gate}-w`, '');
-      }
-      const [h, w] = await Promise.all([holder.done, waiter.done]);
-      if (h.code !== 0) throw new Error(`${transport}: holder exited ${h.code}: ${h.stderr}`);
-      if (w.code !== 0) throw new Error(`${transport}: waiter exited ${w.code}: ${w.stderr}`);
-      const [, release, take] = watcher.changes.slice(from, from + 3);
-      const subject = (sha) => git(['-C', bare, 'log', '-1', '--format=%s', sha], dir, env);
-      if (
-        !subject(release.sha).startsWith('nyl: release lease') ||
-        !subject(take.sha).startsWith(`nyl: lease ${ENV_NAME} for`)
-      )
-        throw new Error(`${transport}: unexpected lease changes: ${subject(release.sha)} / ${subject(take.sha)}`);
-      let waiting;
-      if (server) {
-        const mine = server
-          .requests()
-          .slice(reqFrom, take.seen)
-          .filter((q) => q.path.includes('/waiter.git/'));
-        waiting = waitingRequests(mine);
-      } else {
-        // file://: one line per upload-pack the waiter ran, the first read and the last left out.
-        const at = readFileSync(pollLog, 'utf8').split('\n').filter(Boolean).map(Number);
-        waiting = { polls: Math.max(0, at.filter((t) => t <= take.epoch).length - 2) };
-      }
-      out.push({
-        holdMs,
-        latencyMs: Math.round(take.at - release.at),
-        waitedMs: Math.round(take.epoch - startEpoch),
-        polls: waiting.polls,
-        httpRequests: waiting.requests,
-      });
+      // With two CLIs, each sample holds once for each, in turn, the same hold.
+      for (const [k, cli] of clis.entries()) out[k].push(await hold(cli, holdMs));
     }
   } finally {
     watcher.close();
   }
+  return out.map(summary);
+}
+
+function summary(out) {
   const latencies = out.map((s) => s.latencyMs);
   const waited = out.reduce((a, s) => a + s.waitedMs, 0) / 1000;
   const polls = out.reduce((a, s) => a + s.polls, 0);
-  const http = transport === 'http' ? out.reduce((a, s) => a + s.httpRequests, 0) : undefined;
+  const http = out[0]?.httpRequests === undefined ? undefined : out.reduce((a, s) => a + s.httpRequests, 0);
   return {
     samples: out,
     medianLatencyMs: median(latencies),
@@ -296,6 +321,7 @@ async function benchTransport({ cli, env, transport, scenario, samples, minMs, m
  */
 export async function benchLeaseWait({
   cli = join(ROOT, 'dist', 'cli.js'),
+  vs,
   env = process.env,
   samples = 10,
   scenarios = ['random', 'repeat'],
@@ -307,13 +333,14 @@ export async function benchLeaseWait({
 } = {}) {
   const root = mkdtempSync(join(os.tmpdir(), 'nyl-bench-lease-wait-'));
   const server = transports.includes('http') ? await startServer(root) : undefined;
-  const result = { samples, holdMs: [minMs, maxMs], repeatMs, scenarios: {} };
+  const clis = vs ? [cli, vs] : [cli];
+  const result = { samples, holdMs: [minMs, maxMs], repeatMs, clis, scenarios: {} };
   try {
     for (const scenario of scenarios) {
       result.scenarios[scenario] = {};
-      for (const transport of transports)
-        result.scenarios[scenario][transport] = await benchTransport({
-          cli,
+      for (const transport of transports) {
+        const [a, b] = await benchTransport({
+          clis,
           env,
           transport,
           scenario,
@@ -325,6 +352,8 @@ export async function benchLeaseWait({
           root,
           seed,
         });
+        result.scenarios[scenario][transport] = b ? { ...a, vs: b } : a;
+      }
     }
   } finally {
     await server?.close();
@@ -343,6 +372,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       max: { type: 'string', default: '8' },
       repeat: { type: 'string', default: '4' },
       cli: { type: 'string', default: join(ROOT, 'dist', 'cli.js') },
+      vs: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -351,7 +381,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   if (opt.help) {
     process.stdout.write(
       'usage: node scripts/bench-lease-wait.mjs [--samples N] [--scenarios random,repeat] [--transports file,http]\n' +
-        '         [--min SECONDS] [--max SECONDS] [--repeat SECONDS] [--cli dist/cli.js] [--json]\n',
+        '         [--min SECONDS] [--max SECONDS] [--repeat SECONDS] [--cli dist/cli.js] [--vs OTHER/cli.js] [--json]\n',
     );
     process.exit(0);
   }
@@ -366,6 +396,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       `--scenarios ${opt.scenarios}: expected random and/or repeat`,
     list(opt.transports).some((t) => t !== 'file' && t !== 'http') &&
       `--transports ${opt.transports}: expected file and/or http`,
+    ...[opt.cli, opt.vs].map((f) => f !== undefined && !existsSync(f) && `${f}: no such file (build it first)`),
   ].filter(Boolean);
   if (bad.length) {
     process.stderr.write(`${bad.join('\n')}\n`);
@@ -378,6 +409,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   Object.assign(env, { NYL_PROGRESS: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull });
   const r = await benchLeaseWait({
     cli: resolve(opt.cli),
+    vs: opt.vs === undefined ? undefined : resolve(opt.vs),
     env,
     samples,
     scenarios: list(opt.scenarios),
@@ -391,11 +423,16 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     process.stdout.write(
       `lease wait, release -> waiter holds the lease, ${samples} samples each; random: holds of ${minMs / 1000}-${maxMs / 1000} s; repeat: the same deploy again, ${repeatMs / 1000} s +-20%\n`,
     );
-    process.stdout.write('scenario  transport  median ms  p90 ms  max ms  reads/s  HTTP requests/s\n');
+    process.stdout.write('scenario  transport  cli  median ms  p90 ms  max ms  reads/s  HTTP requests/s\n');
+    const row = (scenario, t, who, x) =>
+      process.stdout.write(
+        `${scenario.padEnd(8)}  ${t.padEnd(9)}  ${who}  ${String(x.medianLatencyMs).padStart(9)}  ${String(x.p90LatencyMs).padStart(6)}  ${String(x.maxLatencyMs).padStart(6)}  ${String(x.pollsPerSecond).padStart(7)}  ${String(x.httpRequestsPerSecond ?? '-').padStart(15)}\n`,
+      );
     for (const [scenario, byTransport] of Object.entries(r.scenarios))
-      for (const [t, x] of Object.entries(byTransport))
-        process.stdout.write(
-          `${scenario.padEnd(8)}  ${t.padEnd(9)}  ${String(x.medianLatencyMs).padStart(9)}  ${String(x.p90LatencyMs).padStart(6)}  ${String(x.maxLatencyMs).padStart(6)}  ${String(x.pollsPerSecond).padStart(7)}  ${String(x.httpRequestsPerSecond ?? '-').padStart(15)}\n`,
-        );
+      for (const [t, x] of Object.entries(byTransport)) {
+        row(scenario, t, 'A  ', x);
+        if (x.vs) row(scenario, t, 'B  ', x.vs);
+      }
+    if (opt.vs) process.stdout.write(`A: ${resolve(opt.cli)}\nB: ${resolve(opt.vs)}\n`);
   }
 }

@@ -2,26 +2,15 @@
 // `--check` builds into a temporary folder and fails when dist/ differs from a fresh build.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-const check = process.argv.includes('--check');
-// Build into a fresh folder, then move files into dist/ one by one (a rename is atomic), so a
-// test or benchmark reading dist/cli.js meanwhile never finds it missing or half written.
-const out = mkdtempSync(join(check ? tmpdir() : '.', check ? 'nyl-dist-' : '.dist-'));
-
-// The CLI, and one bundle per GitHub Action (main steps and the shared post step).
-const entries = [
-  { in: 'src/cli.ts', out: 'cli' },
-  ...['reconcile', 'plan', 'recover', 'verify', 'lease-break', 'main', 'post'].map((a) => ({
-    in: `src/actions/entries/${a}.ts`,
-    out: `${a}/index`,
-  })),
-];
-
-await build({
-  entryPoints: entries,
-  outdir: out,
+/**
+ * How every bundle is built (exported so a benchmark can build its floor, e.g. a hello-world
+ * `@actions/core` bundle, exactly the same way).
+ */
+export const BUNDLE_OPTIONS = {
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -39,69 +28,90 @@ await build({
   minifySyntax: true,
   logLevel: 'warning',
   charset: 'utf8',
-});
+};
 
-// Bundles are ES modules: say so next to them, whatever package.json surrounds dist/.
-(await import('node:fs')).writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
+// Run as a script builds dist/; imported (for BUNDLE_OPTIONS), it builds nothing.
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) await buildDist();
 
-// The JSON Schemas of nyl.yaml (for editors) and of --json output, generated from the zod schemas
-// by the CLI just built.
-const { execFileSync } = await import('node:child_process');
-const { writeFileSync } = await import('node:fs');
-for (const [file, args] of [
-  ['schema/nyl.schema.json', ['schema']],
-  ['schema/nyl.report.schema.json', ['schema', '--report']],
-]) {
-  const schemaText = execFileSync('node', [join(out, 'cli.js'), ...args], { encoding: 'utf8' });
-  if (check) {
-    const committed = (() => {
-      try {
-        return readFileSync(file, 'utf8');
-      } catch {
-        return '';
+async function buildDist() {
+  const check = process.argv.includes('--check');
+  // Build into a fresh folder, then move files into dist/ one by one (a rename is atomic), so a
+  // test or benchmark reading dist/cli.js meanwhile never finds it missing or half written.
+  const out = mkdtempSync(join(check ? tmpdir() : '.', check ? 'nyl-dist-' : '.dist-'));
+
+  // The CLI, and one bundle per GitHub Action (main steps and the shared post step).
+  const entries = [
+    { in: 'src/cli.ts', out: 'cli' },
+    ...['reconcile', 'plan', 'recover', 'verify', 'lease-break', 'main', 'post'].map((a) => ({
+      in: `src/actions/entries/${a}.ts`,
+      out: `${a}/index`,
+    })),
+  ];
+
+  await build({ ...BUNDLE_OPTIONS, entryPoints: entries, outdir: out });
+
+  // Bundles are ES modules: say so next to them, whatever package.json surrounds dist/.
+  (await import('node:fs')).writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
+
+  // The JSON Schemas of nyl.yaml (for editors) and of --json output, generated from the zod schemas
+  // by the CLI just built.
+  const { execFileSync } = await import('node:child_process');
+  const { writeFileSync } = await import('node:fs');
+  for (const [file, args] of [
+    ['schema/nyl.schema.json', ['schema']],
+    ['schema/nyl.report.schema.json', ['schema', '--report']],
+  ]) {
+    const schemaText = execFileSync('node', [join(out, 'cli.js'), ...args], { encoding: 'utf8' });
+    if (check) {
+      const committed = (() => {
+        try {
+          return readFileSync(file, 'utf8');
+        } catch {
+          return '';
+        }
+      })();
+      if (committed !== schemaText) {
+        console.error(`${file} differs from the zod schemas: run \`npm run build\` and commit it`);
+        process.exitCode = 1;
       }
-    })();
-    if (committed !== schemaText) {
-      console.error(`${file} differs from the zod schemas: run \`npm run build\` and commit it`);
-      process.exitCode = 1;
+    } else {
+      mkdirSync('schema', { recursive: true });
+      writeFileSync(file, schemaText);
     }
+  }
+
+  function files(dir) {
+    return readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((f) => statSync(join(dir, f)).isFile())
+      .sort();
+  }
+
+  if (check) {
+    const a = files('dist');
+    const b = files(out);
+    const diff = [...new Set([...a, ...b])].filter(
+      (f) => !a.includes(f) || !b.includes(f) || !readFileSync(join('dist', f)).equals(readFileSync(join(out, f))),
+    );
+    rmSync(out, { recursive: true, force: true });
+    if (diff.length || process.exitCode) {
+      if (diff.length)
+        console.error(`dist/ differs from a fresh build: ${diff.join(', ')}\nrun \`npm run build\` and commit dist/`);
+      process.exit(1);
+    }
+    console.log('dist/ is up to date');
   } else {
-    mkdirSync('schema', { recursive: true });
-    writeFileSync(file, schemaText);
+    mkdirSync('dist', { recursive: true });
+    const built = files(out);
+    for (const f of built) {
+      mkdirSync(join('dist', f, '..'), { recursive: true });
+      renameSync(join(out, f), join('dist', f));
+    }
+    rmSync(out, { recursive: true, force: true });
+    // Chunks of earlier builds are gone from a fresh build: drop them here too.
+    const fresh = new Set(entries.map((e) => `${e.out}.js`).concat(built));
+    for (const f of files('dist')) if (!fresh.has(f)) rmSync(join('dist', f));
+    chmodSync('dist/cli.js', 0o755);
+    console.log(`built ${entries.map((e) => relative('.', join('dist', `${e.out}.js`))).join(', ')}`);
   }
-}
-
-function files(dir) {
-  return readdirSync(dir, { recursive: true })
-    .map(String)
-    .filter((f) => statSync(join(dir, f)).isFile())
-    .sort();
-}
-
-if (check) {
-  const a = files('dist');
-  const b = files(out);
-  const diff = [...new Set([...a, ...b])].filter(
-    (f) => !a.includes(f) || !b.includes(f) || !readFileSync(join('dist', f)).equals(readFileSync(join(out, f))),
-  );
-  rmSync(out, { recursive: true, force: true });
-  if (diff.length || process.exitCode) {
-    if (diff.length)
-      console.error(`dist/ differs from a fresh build: ${diff.join(', ')}\nrun \`npm run build\` and commit dist/`);
-    process.exit(1);
-  }
-  console.log('dist/ is up to date');
-} else {
-  mkdirSync('dist', { recursive: true });
-  const built = files(out);
-  for (const f of built) {
-    mkdirSync(join('dist', f, '..'), { recursive: true });
-    renameSync(join(out, f), join('dist', f));
-  }
-  rmSync(out, { recursive: true, force: true });
-  // Chunks of earlier builds are gone from a fresh build: drop them here too.
-  const fresh = new Set(entries.map((e) => `${e.out}.js`).concat(built));
-  for (const f of files('dist')) if (!fresh.has(f)) rmSync(join('dist', f));
-  chmodSync('dist/cli.js', 0o755);
-  console.log(`built ${entries.map((e) => relative('.', join('dist', `${e.out}.js`))).join(', ')}`);
 }

@@ -1,3 +1,9 @@
-import { runPost } from '../run-action.js';
+import { getState } from '@actions/core';
 
-await runPost();
+// Every job that used a Nyl action runs this post step, and almost always its main step finished:
+// then there is nothing to do, and nothing but @actions/core is loaded. Only after a killed main
+// step is the part that stops its tools and releases its lease loaded (a chunk of its own).
+if (getState('main') !== 'finished' && getState('environment')) {
+  const { runPost } = await import('../post-step.js');
+  await runPost();
+}

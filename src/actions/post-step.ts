@@ -1,0 +1,78 @@
+import * as core from '@actions/core';
+import { releaseAbandoned } from '../core/ops/abandon.js';
+import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
+import { signalGroup } from '../core/proc/children.js';
+import { groupAlive, groupsListedIn } from '../core/proc/watchdog.js';
+import { currentHolder } from '../core/state/lease.js';
+import { parseDuration } from '../core/util/duration.js';
+import { useActorIdentity, useToken } from './face.js';
+
+/**
+ * The post step's work once its main step did not finish: stop the tools it left, then release
+ * its lease. Only what that needs is imported (no Octokit, no operations), so the post step of a
+ * killed job starts quickly too; entries/post.ts loads this only when there is something to do.
+ */
+export async function runPost(): Promise<void> {
+  if (core.getState('main') === 'finished') return;
+  const env = core.getState('environment');
+  if (!env) return;
+  core.warning('the main step did not finish: releasing its lease so the next run takes over at once', {
+    title: 'NYL-RUN-ABANDONED',
+  });
+  useToken(core.getInput('token'));
+  useActorIdentity();
+  await stopLeftoverTools(core.getState('groups-file'), parseDuration(core.getInput('cancel-grace') || '5s') ?? 5_000);
+  let ctx: OpContext | undefined;
+  try {
+    ctx = await openWorkspace({
+      cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
+      config: core.getInput('config') || undefined,
+      local: false,
+      remote: core.getInput('remote') || 'origin',
+    });
+    const me = currentHolder();
+    const r = await releaseAbandoned(ctx, {
+      environment: env,
+      isOurs: (l) => !!me.workflowRun && l.holder.workflowRun === me.workflowRun && l.holder.id === me.id,
+      note: 'its main step was killed; the post step marked it finished',
+    });
+    core.info(r.released ? `nyl: released the lease of run ${r.released}` : 'nyl: nothing of this job held the lease');
+  } catch (e) {
+    core.warning(`could not release the lease: ${(e as Error)?.message ?? e}; run the lease-break workflow`, {
+      title: 'NYL-RUN-ABANDONED',
+    });
+  } finally {
+    ctx?.repo.close();
+  }
+}
+
+/**
+ * A killed main step leaves its tools to its watchdog, which stops them within the grace. The
+ * lease is released only once they are gone: otherwise the next run would start a unit on top of
+ * a tool still applying it.
+ */
+async function stopLeftoverTools(groupsFile: string, graceMs: number): Promise<void> {
+  if (!groupsFile) return;
+  const alive = () => groupsListedIn(groupsFile).filter(groupAlive);
+  const waitGone = async (until: number, step: number) => {
+    let now = alive();
+    while (now.length && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, step));
+      now = alive();
+    }
+    return now;
+  };
+  let left = alive();
+  if (!left.length) return;
+  core.warning(
+    `the main step's tools still run (process groups ${left.join(', ')}): stopping them before the lease is released`,
+    { title: 'NYL-RUN-ABANDONED' },
+  );
+  for (const g of left) signalGroup(g, 'SIGTERM');
+  left = await waitGone(Date.now() + graceMs, 100);
+  for (const g of left) signalGroup(g, 'SIGKILL');
+  left = await waitGone(Date.now() + 2_000, 50);
+  core.info(
+    left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : "nyl: the main step's tools are gone",
+  );
+}

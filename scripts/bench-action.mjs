@@ -1,8 +1,9 @@
 // The action's post step runs after every job step that used the action, usually to find that the
 // main step finished and exit: its cost is the cold start of its bundle. Its floor: a hello-world
 // `@actions/core` bundle built with the same esbuild settings as scripts/build.mjs.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { childEnv, log, paired, ROOT, tempDir, timed } from './bench-lib.mjs';
 
@@ -10,29 +11,41 @@ const HELLO = `import { getState, info } from '@actions/core';
 if (getState('main') !== 'finished') info('hello, world');
 `;
 
-/** Builds the hello-world bundle with scripts/build.mjs's options (one entry, so no chunks). */
+// scripts/build.mjs's esbuild options, as it had them when this was written: used while it does
+// not export its own (importing an older build.mjs would rebuild dist/).
+const FALLBACK_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  outExtension: { '.js': '.js' },
+  banner: {
+    js: "#!/usr/bin/env node\nimport { createRequire as __nylCreateRequire } from 'node:module';\nconst require = __nylCreateRequire(import.meta.url);",
+  },
+  legalComments: 'none',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+  charset: 'utf8',
+};
+
+async function bundleOptions() {
+  const file = join(ROOT, 'scripts', 'build.mjs');
+  if (!/export const BUNDLE_OPTIONS\b/.test(readFileSync(file, 'utf8'))) return FALLBACK_OPTIONS;
+  return (await import(pathToFileURL(file).href)).BUNDLE_OPTIONS;
+}
+
+/** Builds the hello-world bundle the way scripts/build.mjs builds the actions (one entry: no chunks). */
 async function buildHello() {
   const dir = tempDir('hello-action');
   writeFileSync(join(dir, 'entry.js'), HELLO);
   await build({
+    ...(await bundleOptions()),
     entryPoints: [{ in: join(dir, 'entry.js'), out: 'index' }],
     outdir: join(dir, 'out'),
     nodePaths: [join(ROOT, 'node_modules')],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    outExtension: { '.js': '.js' },
-    banner: {
-      js: "#!/usr/bin/env node\nimport { createRequire as __nylCreateRequire } from 'node:module';\nconst require = __nylCreateRequire(import.meta.url);",
-    },
-    legalComments: 'none',
-    splitting: true,
-    chunkNames: 'chunks/[name]-[hash]',
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: 'warning',
-    charset: 'utf8',
   });
   writeFileSync(join(dir, 'out', 'package.json'), '{ "type": "module" }\n');
   return join(dir, 'out', 'index.js');

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchPostStep } from './bench-action.mjs';
 import { benchFirstReconcile, benchPeakRss, firstReconcile, firstReconcileTools } from './bench-first.mjs';
@@ -49,7 +49,7 @@ import {
 } from './bench-remote.mjs';
 
 const BUILT = join(ROOT, 'dist', 'cli.js');
-const OUT = join(ROOT, '.bench', 'results.json');
+const DEFAULT_OUT = join(ROOT, '.bench', 'results.json');
 const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8'];
 
 const HELP = `usage: node scripts/bench.mjs [options]    (npm run bench -- [options])
@@ -65,6 +65,7 @@ Measures the targets of docs/performance.md, each as a ratio to its floor measur
   --no-remote      skip what needs a remote (rows 1, 2, 8 and the takeover story)
   --sizes LIST     also print the local scaling table of earlier versions at these unit counts (e.g. 100,1000)
   --keep           keep the temporary repositories and print where they are
+  --out FILE       where to write every sample as JSON (default .bench/results.json)
   -h, --help       this text
 `;
 
@@ -86,6 +87,7 @@ try {
       'no-remote': { type: 'boolean' },
       sizes: { type: 'string' },
       keep: { type: 'boolean' },
+      out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -114,6 +116,7 @@ for (const r of only)
 const sizes = opt.sizes ? opt.sizes.split(',').map((s) => int('sizes', s, 1)) : [];
 const remote = !opt['no-remote'];
 if (opt.keep) keepTemporaries(true);
+const OUT = opt.out ? resolve(opt.out) : DEFAULT_OUT;
 
 const SIZES = {
   readUnits: 1000, // row 1
@@ -126,7 +129,8 @@ const SIZES = {
   objectUnits: 30, // row 3
   transitions: quick ? 10 : 40,
   postSamples: repeat * 2,
-  leaseSamples: quick ? 2 : 4, // each waits out a hold of 1.5–8 s, per transport
+  leaseSamples: quick ? 2 : 3, // each waits out a hold of 1.5–8 s (random) or 2 × ~4 s (repeat), per transport
+  leaseScenarios: quick ? ['random'] : ['random', 'repeat'],
 };
 
 for (const sig of ['SIGINT', 'SIGTERM'])
@@ -194,6 +198,7 @@ const results = {
     timing: 'wall time from spawn to exit of each process, ms; ratios pair by pair (A/B alternating)',
   },
   floors: {},
+  sectionsMs: {},
   rows: [],
   details: {},
 };
@@ -205,11 +210,15 @@ const started = performance.now();
 const want = (r) => only.has(r);
 /** One part of the run: a failure is recorded and the next part still runs. */
 async function section(name, fn) {
+  const t0 = performance.now();
   try {
     await fn();
   } catch (e) {
     failures.push(`${name}: ${e?.message ?? e}`);
     process.stderr.write(`${name}: ${e?.stack ?? e}\n`);
+  } finally {
+    results.sectionsMs[name] = round(performance.now() - t0);
+    log(`${name}: ${round(results.sectionsMs[name] / 1000)} s`);
   }
 }
 async function server() {
@@ -291,7 +300,7 @@ try {
     });
   if (want('5'))
     await section('row 5', () => {
-      D.leaseWait = benchLeaseWait(ctx, { samples: SIZES.leaseSamples });
+      D.leaseWait = benchLeaseWait(ctx, { samples: SIZES.leaseSamples, scenarios: SIZES.leaseScenarios });
     });
   if (remote && !quick && !opt.only)
     await section('takeover', async () => {
@@ -448,25 +457,21 @@ if (want('4')) {
     });
 }
 
-// 5. lease wait.
+// 5. lease wait, per scenario (random holds; the same deploy again) and transport.
 if (want('5')) {
   const l = D.leaseWait;
-  const what = (t) => `lease wait, release → waiter holds it (median)${t ? `, ${t}` : ''}, at ≤ 0.5 polls/s`;
+  const transportName = (t) => (t === 'http' ? 'smart HTTP' : t === 'file' ? 'file://' : t);
+  const what = (t) =>
+    `lease wait, release → waiter holds it${t ? ` (${[t.scenario, transportName(t.transport)].filter(Boolean).join(', ')})` : ''}, at ≤ 0.5 polls/s`;
   if (!l || l.skipped) skipRow('5', what(), l?.skipped ?? skipReason('5'), { target: 1000, format: 'ms' });
   else
-    for (const t of l.transports) {
+    for (const t of l.rows) {
       const tooFast = t.pollsPerSecond !== undefined && t.pollsPerSecond > 0.5;
-      addRow(
-        '5',
-        what(t.transport === 'http' ? 'smart HTTP' : t.transport === 'file' ? 'file://' : t.transport),
-        t.samplesMs,
-        1000,
-        {
-          format: 'ms',
-          force: tooFast ? 'FAIL' : undefined,
-          detail: `${t.pollsPerSecond !== undefined ? `${f2(t.pollsPerSecond)} polls/s while waiting` : 'poll rate not reported'}${t.httpRequestsPerSecond !== undefined ? ` (${f2(t.httpRequestsPerSecond)} HTTP requests/s)` : ''}${tooFast ? '; over 0.5 polls/s: FAIL' : ''}`,
-        },
-      );
+      addRow('5', what(t), t.samplesMs, 1000, {
+        format: 'ms',
+        force: tooFast ? 'FAIL' : undefined,
+        detail: `${t.pollsPerSecond !== undefined ? `${f2(t.pollsPerSecond)} polls/s while waiting` : 'poll rate not reported'}${t.httpRequestsPerSecond !== undefined ? ` (${f2(t.httpRequestsPerSecond)} HTTP requests/s)` : ''}${tooFast ? '; over 0.5 polls/s: FAIL' : ''}`,
+      });
     }
 }
 
@@ -658,6 +663,11 @@ writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
 out.push(
   '',
   `${results.rows.filter((r) => r.verdict === 'PASS').length} PASS, ${missed.length} FAIL, ${results.rows.filter((r) => r.verdict === 'SKIP').length} SKIP; total ${round(results.totalMs / 1000)} s; results written to ${relative(process.cwd(), OUT) || OUT}`,
+);
+out.push(
+  `time per part: ${Object.entries(results.sectionsMs)
+    .map(([k, v]) => `${k} ${Math.round(v / 1000)} s`)
+    .join(', ')}`,
 );
 if (failures.length) out.push('', `${failures.length} sanity check(s) failed:`, ...failures.map((f) => `  - ${f}`));
 if (opt.check && missed.length) out.push(`--check: ${missed.length} target(s) missed beyond noise`);

@@ -7,6 +7,11 @@ import { ENV_NAME, git, log, nylJson, paired, timed } from './bench-lib.mjs';
 import { freshClone, publish, urlOf } from './bench-remote.mjs';
 
 const hex = (s, n = 64) => createHash('sha256').update(String(s)).digest('hex').slice(0, n);
+// A run id as nyl makes them (UUIDv7: its first 48 bits the start in ms), so runs sort by time.
+const runId = (atSeconds, s) => {
+  const h = `${(atSeconds * 1000).toString(16).padStart(12, '0')}${hex(s, 20)}`;
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-7${h.slice(12, 15)}-8${h.slice(15, 18)}-${h.slice(18, 30)}`;
+};
 const uuid = (s) => {
   const h = hex(s, 32);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-7${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
@@ -20,7 +25,10 @@ const uuid = (s) => {
  * document, its receipt and log changed (one commit each on desired and observed).
  */
 export function addHistory(bare, depth) {
-  const refs = Object.fromEntries(['observed', 'desired', 'lease'].map((r) => [r, `refs/nyl/${ENV_NAME}/${r}`]));
+  // The run history (issue 13) when this nyl writes one: one commit per ended run.
+  const hasHistory = git(bare, ['for-each-ref', '--format=%(refname)', `refs/nyl/${ENV_NAME}/history`]) !== '';
+  const names = ['observed', 'desired', 'lease', ...(hasHistory ? ['history'] : [])];
+  const refs = Object.fromEntries(names.map((r) => [r, `refs/nyl/${ENV_NAME}/${r}`]));
   const tip = (r) => git(bare, ['rev-parse', `${refs[r]}^{commit}`]);
   const real = Object.fromEntries(
     Object.keys(refs).map((r) => [
@@ -46,9 +54,10 @@ export function addHistory(bare, depth) {
   if (!units.length) throw new Error(`history: ${refs.observed} has no units/*.json`);
 
   const t0 = performance.now();
-  const base = Math.floor(Date.now() / 1000) - (depth + 1) * 300;
+  // Five minutes apart, the newest an hour before now: older than the real run at the tips.
+  const base = Math.floor(Date.now() / 1000) - 3600 - (depth + 1) * 300;
   const parts = [];
-  const last = { observed: real.observed.commit, desired: real.desired.commit, lease: real.lease.commit };
+  const last = Object.fromEntries(names.map((r) => [r, real[r].commit]));
   let mark = 0;
   const data = (s) => `data ${Buffer.byteLength(s)}\n${s}\n`;
   const commit = (r, at, message, body) => {
@@ -64,10 +73,10 @@ export function addHistory(bare, depth) {
   };
   const iso = (t) => new Date(t * 1000).toISOString();
   for (let i = 1; i <= depth; i++) {
-    const run = uuid(`run ${i}`);
+    const at = base + i * 300;
+    const run = runId(at, `run ${i}`);
     const unit = units[i % units.length];
     const key = `sha256:${hex(`key ${i}`)}`;
-    const at = base + i * 300;
     const lease = (state, t) =>
       `${JSON.stringify(
         {
@@ -131,6 +140,13 @@ export function addHistory(bare, depth) {
       `M 100644 inline units/${unit}.json\n${data(observed)}M 100644 inline logs/${unit}.txt\n${data(`transition ${i}\n`)}`,
     );
     commit('lease', at + 3, `nyl: release lease ${ENV_NAME} from ${run}\n`, leaseFile(lease('released', at + 3)));
+    if (hasHistory)
+      commit(
+        'history',
+        at + 3,
+        `nyl: run ${run} reconcile ${ENV_NAME} succeeded (1 executed)\n`,
+        historyEntry(run, unit, at, i, data),
+      );
   }
   // The tips again: the real trees and messages on top of the synthetic history.
   const now = Math.floor(Date.now() / 1000);
@@ -154,6 +170,35 @@ export function addHistory(bare, depth) {
       Object.entries(refs).map(([r, ref]) => [r, Number(git(bare, ['rev-list', '--count', ref]))]),
     ),
   };
+}
+
+/** A history commit's tree of a one-unit run that succeeded: its final record and the unit's log. */
+function historyEntry(run, unit, at, i, data) {
+  const iso = (t) => new Date(t * 1000).toISOString();
+  const record = {
+    deadline: iso(at + 2400),
+    environment: ENV_NAME,
+    executing: [],
+    finishedAt: iso(at + 3),
+    holder: { id: 'runner@bench' },
+    operation: 'reconcile',
+    phase: 'finished',
+    results: { [unit]: { durationMs: 40, kind: 'Command', result: 'executed' } },
+    run,
+    schema: 'nyl.run/v1',
+    source: hex(`source ${i}`, 40),
+    startedAt: iso(at),
+    state: 'succeeded',
+    states: [
+      { at: iso(at), state: 'claimed' },
+      { at: iso(at + 1), state: 'executing', units: [unit], wave: 0 },
+      { at: iso(at + 3), state: 'succeeded' },
+    ],
+    supervisor: { groupsFile: `/tmp/nyl-bench/${i}-groups`, host: 'runner', pid: 1000 + (i % 30000) },
+    updatedAt: iso(at + 1),
+    wave: 0,
+  };
+  return `deleteall\nM 100644 inline run.json\n${data(`${JSON.stringify(record, null, 2)}\n`)}M 100644 inline units/${unit}/log.txt\n${data(`transition ${i}\n`)}`;
 }
 
 /** Does this CLI have `nyl runs`? (exit 0 for `nyl runs --help`; a usage error otherwise). */
@@ -184,7 +229,7 @@ export function benchHistory(ctx, { src, small, big, pairs }) {
     const m = ctx.server.mark();
     const r = nylJson(ctx.cli, clone, args);
     const s = ctx.server.since(m);
-    check(r);
+    check(r, depth);
     ctx.drop(clone);
     return {
       ms: r.ms,
@@ -229,9 +274,15 @@ export function benchHistory(ctx, { src, small, big, pairs }) {
   };
   const runs = runsSupported(ctx.cli);
   out.runs = runs.ok
-    ? measure('runs --limit 20', ['runs', '-e', ENV_NAME, '--limit', '20'], (r) =>
-        ctx.check(r.status === 0, `history: runs exit ${r.status} (${r.stderr.slice(0, 300)})`),
-      )
+    ? measure('runs --limit 20', ['runs', '-e', ENV_NAME, '--limit', '20'], (r, depth) => {
+        // The synthetic runs and the real one at the tip, 20 at most.
+        const listed = r.report?.facts?.runs?.length;
+        const want = Math.min(20, depth + 1);
+        ctx.check(
+          r.status === 0 && (listed === undefined || listed === want),
+          `history: runs after ${depth} transitions: exit ${r.status}, ${listed} runs listed (expected ${want}) ${r.stderr.slice(0, 300)}`,
+        );
+      })
     : { skipped: runs.reason };
   return out;
 }

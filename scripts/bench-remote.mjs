@@ -1,53 +1,179 @@
-// Remote part of `npm run bench`: a reconcile against a bare remote served over smart HTTP by git's
-// own `git http-backend` (the test suite's server, test/helpers/git-http-worker.cjs) and over
-// file://, counting round trips (nyl's own count and the HTTP requests the server saw) and wall
-// time; then the takeover after a runner is killed: lease break, and the reconcile that imports.
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+// Commands against a remote, over smart HTTP (git http-backend behind a byte-counting proxy,
+// scripts/bench-net.mjs) and over file://:
+//  - no-op reconcile / status / plan of a large environment, each paired with its floor: node
+//    start-up plus the one `git fetch` of the environment's refs that nyl makes;
+//  - the cost of each command on a runner: round trips, HTTP requests, bytes, git processes;
+//  - a takeover after a runner is killed (lease break, and the reconcile that imports).
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import {
+  childEnv,
+  commitAll,
+  ENV_NAME,
+  git,
+  log,
+  nylJson,
+  paired,
+  setIdentity,
+  stateRefs,
+  tempDir,
+  timed,
+  traced,
+} from './bench-lib.mjs';
 
-const WORKER = fileURLToPath(new URL('../test/helpers/git-http-worker.cjs', import.meta.url));
-const LOG_BYTES = 4 * 1024 * 1024;
+/** The fetch nyl makes at the start of every command (src/core/state/remote-backend.ts). */
+export const STATE_FETCH = [
+  '-c',
+  'http.lowSpeedLimit=1000',
+  '-c',
+  'http.lowSpeedTime=20',
+  'fetch',
+  '--quiet',
+  '--no-tags',
+  '--prune',
+  '--no-write-fetch-head',
+  '--no-auto-gc',
+  'origin',
+  `+refs/nyl/${ENV_NAME}/*:refs/nyl-remotes/origin/nyl/${ENV_NAME}/*`,
+];
 
-/** Starts the smart-HTTP server on 127.0.0.1; `requests()` reads what it recorded. */
-async function startServer(root) {
-  const log = new SharedArrayBuffer(8 + LOG_BYTES);
-  const baseEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? root };
-  const worker = new Worker(WORKER, { workerData: { root, requireAuth: null, log, baseEnv } });
-  const port = await new Promise((res, rej) => {
-    worker.once('error', rej);
-    worker.on('message', (m) => m.type === 'listening' && res(m.port));
-  });
-  const counters = new Int32Array(log, 0, 2);
-  const bytes = new Uint8Array(log);
-  const requests = () => {
-    const text = new TextDecoder().decode(bytes.slice(8, 8 + Atomics.load(counters, 0)));
-    return text
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+// The floor of a command against a remote: start node, run that fetch, exit.
+const FETCH_FLOOR = `import { spawnSync } from 'node:child_process';
+const r = spawnSync('git', process.argv.slice(2), { stdio: 'ignore' });
+process.exit(r.status ?? 1);
+`;
+
+export function remoteTools(dir) {
+  const floor = join(dir, 'fetch-floor.mjs');
+  writeFileSync(floor, FETCH_FLOOR);
+  return { fetchFloor: floor };
+}
+
+/** node + the state fetch, in `clone`. */
+export function fetchFloor(tools, clone, env = childEnv) {
+  const r = timed(process.execPath, [tools.fetchFloor, ...STATE_FETCH], { cwd: clone, env });
+  if (r.status !== 0) throw new Error(`floor fetch in ${clone}: exit ${r.status}`);
+  return r;
+}
+
+/** A bare repository `<name>.git` under the server root holding `src`'s main and state refs. */
+export function publish(src, root, name) {
+  const bare = join(root, `${name}.git`);
+  git(root, ['init', '-q', '--bare', '-b', 'main', bare]);
+  git(bare, ['config', 'http.receivepack', 'true']);
+  git(src, ['push', '-q', bare, 'main', `refs/nyl/${ENV_NAME}/*:refs/nyl/${ENV_NAME}/*`]);
+  return bare;
+}
+
+export function urlOf(server, bare, transport, name) {
+  return transport === 'http' ? `${server.url}/${name}.git` : `file://${bare}`;
+}
+
+/** A clone of main only, as a runner's checkout makes it (depth 1), with origin at `url`. */
+export function freshClone(bare, url, prefix) {
+  const dir = tempDir(prefix);
+  git(dir, ['clone', '-q', '--depth', '1', '--no-tags', `file://${bare}`, '.']);
+  git(dir, ['remote', 'set-url', 'origin', url]);
+  setIdentity(dir);
+  return dir;
+}
+
+/**
+ * One run of `args` with everything counted (not timed): nyl's own stats, every git process by
+ * trace2 (git's own children included), what the HTTP server saw, objects received.
+ */
+export function countedRun(ctx, dir, args, { transport, floor = false } = {}) {
+  const t = traced(childEnv, ctx.tmp);
+  const m = ctx.server.mark();
+  const before = objectsIn(dir);
+  const r = floor ? fetchFloor(ctx.remoteTools, dir, t.env) : nylJson(ctx.cli, dir, args, { env: t.env });
+  const tr = t.read();
+  const s = ctx.server.since(m);
+  const http = transport === 'http';
+  return {
+    exit: r.status,
+    ms: r.ms,
+    roundTrips: floor ? 1 : r.report?.stats?.remoteRoundTrips,
+    nylGitProcesses: floor ? 1 : r.report?.stats?.gitProcesses,
+    gitProcesses: tr.gitProcesses,
+    gitByCommand: tr.byCommand,
+    toolProcesses: floor ? 0 : r.report?.stats?.toolProcesses,
+    httpRequests: http ? s.httpRequests : undefined,
+    pushes: http ? s.receivePacks : undefined,
+    bytesDown: http ? s.bytesDown : undefined,
+    bytesUp: http ? s.bytesUp : undefined,
+    objectsReceived: objectsIn(dir) - before,
   };
-  const close = () =>
-    new Promise((res) => {
-      worker.once('exit', res);
-      worker.postMessage('close');
-    });
-  return { url: `http://127.0.0.1:${port}`, requests, close };
 }
 
-function run(cmd, args, cwd, env) {
-  const t0 = performance.now();
-  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return { ms: performance.now() - t0, status: r.status, stdout: r.stdout, stderr: r.stderr };
+function objectsIn(dir) {
+  const out = Object.fromEntries(
+    git(dir, ['count-objects', '-v'])
+      .split('\n')
+      .map((l) => l.split(': ')),
+  );
+  return Number(out.count) + Number(out['in-pack']);
 }
+
+const READS = [
+  ['reconcile', 'result'],
+  ['status', 'result'],
+  ['plan', 'result'],
+];
+
+/**
+ * Row 1: no-op reconcile, status and plan of the environment in `src` (already reconciled, N
+ * units) against a remote, over each transport, paired with the fetch floor.
+ */
+export function benchRemoteReads(ctx, { src, units, transports }) {
+  const out = { units, transports: {} };
+  for (const transport of transports) {
+    const name = `reads-${units}-${transport}`;
+    const bare = publish(src, ctx.root, name);
+    const tips = stateRefs(bare);
+    const clone = freshClone(bare, urlOf(ctx.server, bare, transport, name), `reads-${transport}`);
+    // The clone's first command fetches every state object: measured apart, then the pairs are
+    // what every later command pays (a warm clone, as in a job that runs nyl twice).
+    const firstFetch = countedRun(ctx, clone, ['status', '-e', ENV_NAME], { transport });
+    const t = { firstStatus: firstFetch, commands: {} };
+    for (const [command, field] of READS) {
+      log(`remote ${transport}: ${command} (no-op, ${units} units) × ${ctx.repeat}, paired with node + git fetch`);
+      const p = paired(
+        ctx.repeat,
+        () => {
+          const r = nylJson(ctx.cli, clone, [command, '-e', ENV_NAME]);
+          const rows = r.report.rows ?? [];
+          const notCurrent = rows.filter((x) => x[field] !== 'current').length;
+          ctx.check(
+            r.status === 0 && rows.length === units && !notCurrent && r.report.run === undefined,
+            `remote ${transport} ${command}: exit ${r.status}, ${rows.length} rows, ${notCurrent} not current${r.report.run ? `, started run ${r.report.run}` : ''}`,
+          );
+          return r.ms;
+        },
+        () => fetchFloor(ctx.remoteTools, clone).ms,
+      );
+      t.commands[command] = {
+        ms: p.a,
+        floorMs: p.b,
+        ratios: p.ratios,
+        cost: countedRun(ctx, clone, [command, '-e', ENV_NAME], { transport }),
+      };
+    }
+    t.floorCost = countedRun(ctx, clone, [], { transport, floor: true });
+    ctx.check(stateRefs(bare) === tips, `remote ${transport}: a read-only command changed the remote's state refs`);
+    out.transports[transport] = t;
+    ctx.drop(clone);
+  }
+  return out;
+}
+
+// ---- takeover ----------------------------------------------------------------------------------
 
 /** `units` Command units in 3 waves; the middle wave's first unit sleeps when `slow` exists. */
-function config(units, version = 'v1') {
+function takeoverConfig(units, version = 'v1') {
   const per = Math.ceil(units / 3);
-  const docs = ['kind: Environment\nname: bench\n'];
+  const docs = [`kind: Environment\nname: ${ENV_NAME}\n`];
   for (let i = 0; i < units; i++) {
     const wave = Math.floor(i / per);
     const needs = wave > 0 ? `needs: [u${(wave - 1) * per}]\n` : '';
@@ -57,93 +183,59 @@ function config(units, version = 'v1') {
   return docs.join('---\n');
 }
 
-export async function benchRemote({ cli, env, check, repeat, units = 30 }) {
-  const root = mkdtempSync(join(os.tmpdir(), 'nyl-bench-remote-'));
-  const server = await startServer(root);
+/**
+ * A small environment reconciled over each transport, then a runner killed during wave 2: the
+ * cost (round trips, requests, bytes, processes) and time of each command of that story.
+ */
+export async function benchTakeover(ctx, { units = 30, transports }) {
   const out = { units, waves: 3, transports: {} };
-  try {
-    for (const transport of ['http', 'file']) {
-      const bare = join(root, `${transport}.git`);
-      run('git', ['init', '-q', '--bare', bare], root, env);
-      run('git', ['-C', bare, 'config', 'http.receivepack', 'true'], root, env);
-      const work = join(root, `${transport}-work`);
-      run('git', ['init', '-q', '-b', 'main', work], root, env);
-      const url = transport === 'http' ? `${server.url}/${transport}.git` : `file://${bare}`;
-      run('git', ['remote', 'add', 'origin', url], work, env);
-      writeFileSync(join(work, 'nyl.yaml'), config(units));
-      run('git', ['add', '-A'], work, env);
-      run('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-qm', 'bench'], work, env);
-      const nyl = (...args) => {
-        const before = server.requests().length;
-        const r = run(process.execPath, [cli, ...args, '-e', 'bench', '--json'], work, env);
-        const report = JSON.parse(r.stdout || '{}');
-        const reqs = server.requests().slice(before);
-        return {
-          ms: r.ms,
-          status: r.status,
-          report,
-          roundTrips: report.stats?.remoteRoundTrips,
-          gitProcesses: report.stats?.gitProcesses,
-          httpRequests: reqs.length,
-          receivePacks: reqs.filter((q) => q.method === 'POST' && q.path.endsWith('git-receive-pack')).length,
-        };
-      };
-      const first = nyl('reconcile');
-      check(first.status === 0, `${transport}: first reconcile exit ${first.status}`);
-      check(
-        first.roundTrips <= 3 + 2,
-        `${transport}: first reconcile of 3 waves made ${first.roundTrips} round trips (> W + 2)`,
-      );
-      const noops = Array.from({ length: repeat }, () => nyl('reconcile'));
-      for (const n of noops) {
-        check(n.roundTrips === 1, `${transport}: no-op reconcile made ${n.roundTrips} round trips`);
-        check(n.receivePacks === 0, `${transport}: no-op reconcile pushed`);
-      }
-      // Takeover: kill the runner while wave 2 runs, break its lease, time the importing reconcile.
-      writeFileSync(join(work, 'slow'), '');
-      run('git', ['add', 'slow'], work, env);
-      run('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-qm', 'slow'], work, env);
-      writeFileSync(join(work, 'nyl.yaml'), config(units, 'v2'));
-      run('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', 'commit', '-qam', 'v2'], work, env);
-      const victim = spawn(process.execPath, [cli, 'reconcile', '-e', 'bench'], {
-        cwd: work,
-        env,
-        stdio: 'ignore',
-        detached: true,
-      });
-      await waitFor(
-        () => run('git', ['ls-remote', 'origin', 'refs/nyl/bench/runs/*'], work, env).stdout.includes('runs/'),
-        20_000,
-      );
-      await new Promise((r) => setTimeout(r, 500)); // wave 1 done, wave 2 running
-      process.kill(-victim.pid, 'SIGKILL');
-      rmSync(join(work, 'slow'));
-      const brk = nyl('lease', 'break', '--reason', 'bench: runner killed');
-      const takeover = nyl('reconcile');
-      check(brk.status === 0, `${transport}: lease break exit ${brk.status}`);
-      check([0, 4].includes(takeover.status), `${transport}: takeover reconcile exit ${takeover.status}`);
-      const summary = (xs) => {
-        const ms = xs.map((x) => x.ms).sort((a, b) => a - b);
-        return {
-          medianMs: Math.round(ms[ms.length >> 1] * 10) / 10,
-          roundTrips: xs[0].roundTrips,
-          httpRequests: xs[0].httpRequests,
-          gitProcesses: xs[0].gitProcesses,
-        };
-      };
-      out.transports[transport] = {
-        first: summary([first]),
-        noop: summary(noops),
-        leaseBreak: summary([brk]),
-        takeover: {
-          ...summary([takeover]),
-          imported: takeover.report.rows?.filter((r) => r.result === 'imported').length,
-        },
-      };
-    }
-  } finally {
-    await server.close();
-    rmSync(root, { recursive: true, force: true });
+  for (const transport of transports) {
+    const name = `takeover-${transport}`;
+    const bare = join(ctx.root, `${name}.git`);
+    git(ctx.root, ['init', '-q', '--bare', '-b', 'main', bare]);
+    git(bare, ['config', 'http.receivepack', 'true']);
+    const work = tempDir(`takeover-${transport}`);
+    git(work, ['init', '-q', '-b', 'main']);
+    setIdentity(work);
+    git(work, ['remote', 'add', 'origin', urlOf(ctx.server, bare, transport, name)]);
+    writeFileSync(join(work, 'nyl.yaml'), takeoverConfig(units));
+    commitAll(work, 'bench');
+    git(work, ['push', '-q', 'origin', 'main']);
+    const run = (...args) => countedRun(ctx, work, [...args, '-e', ENV_NAME], { transport });
+    const timedRun = (...args) => nylJson(ctx.cli, work, [...args, '-e', ENV_NAME]);
+    log(`takeover ${transport}: first reconcile, no-op, kill during wave 2, lease break, takeover`);
+    const first = run('reconcile');
+    ctx.check(first.exit === 0, `${transport}: first reconcile exit ${first.exit}`);
+    ctx.check(
+      first.roundTrips <= 3 + 2,
+      `${transport}: first reconcile of 3 waves made ${first.roundTrips} round trips (> W + 2)`,
+    );
+    const noop = run('reconcile');
+    ctx.check(noop.roundTrips === 1, `${transport}: no-op reconcile made ${noop.roundTrips} round trips`);
+    ctx.check(!noop.pushes, `${transport}: no-op reconcile pushed`);
+    writeFileSync(join(work, 'slow'), '');
+    commitAll(work, 'slow');
+    writeFileSync(join(work, 'nyl.yaml'), takeoverConfig(units, 'v2'));
+    commitAll(work, 'v2');
+    git(work, ['push', '-q', 'origin', 'main']);
+    const victim = spawn(process.execPath, [ctx.cli, 'reconcile', '-e', ENV_NAME], {
+      cwd: work,
+      env: childEnv,
+      stdio: 'ignore',
+      detached: true,
+    });
+    await waitFor(() => git(work, ['ls-remote', 'origin', `refs/nyl/${ENV_NAME}/runs/*`]).includes('runs/'), 20_000);
+    await new Promise((r) => setTimeout(r, 500)); // wave 1 done, wave 2 running
+    process.kill(-victim.pid, 'SIGKILL');
+    rmSync(join(work, 'slow'));
+    const brk = run('lease', 'break', '--reason', 'bench: runner killed');
+    ctx.check(brk.exit === 0, `${transport}: lease break exit ${brk.exit}`);
+    const takeover = run('reconcile');
+    ctx.check([0, 4].includes(takeover.exit), `${transport}: takeover reconcile exit ${takeover.exit}`);
+    // Times of the two repeatable steps, apart from the counted runs.
+    const noopMs = Array.from({ length: ctx.repeat }, () => timedRun('reconcile').ms);
+    out.transports[transport] = { first, noop: { ...noop, samplesMs: noopMs }, leaseBreak: brk, takeover };
+    ctx.drop(work);
   }
   return out;
 }
@@ -154,4 +246,42 @@ async function waitFor(pred, ms) {
     if (Date.now() > until) throw new Error('timed out waiting for the run ref');
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The floor of one write: `git push --atomic` of two refs with `--force-with-lease` on each, as
+ * nyl writes, swapping two existing commits between them (nothing new to send). Removed after.
+ */
+export function pushFloor(clone, samples) {
+  const tree = git(clone, ['mktree'], { input: '' });
+  const x = git(clone, ['commit-tree', tree, '-m', 'bench: push floor x']);
+  const y = git(clone, ['commit-tree', tree, '-m', 'bench: push floor y']);
+  const refs = ['refs/bench-floor/a', 'refs/bench-floor/b'];
+  let cur = [x, y];
+  const push = (next, old) =>
+    timed(
+      'git',
+      [
+        'push',
+        '--atomic',
+        '--porcelain',
+        '--no-verify',
+        'origin',
+        ...refs.map((r, i) => `${next[i]}:${r}`),
+        ...refs.map((r, i) => `--force-with-lease=${r}:${old[i] ?? ''}`),
+      ],
+      { cwd: clone },
+    );
+  const first = push(cur, [undefined, undefined]);
+  if (first.status !== 0) throw new Error(`push floor: ${first.stderr}`);
+  const ms = [];
+  for (let i = 0; i < samples + 1; i++) {
+    const next = [cur[1], cur[0]];
+    const r = push(next, cur);
+    if (r.status !== 0) throw new Error(`push floor: ${r.stderr}`);
+    if (i > 0) ms.push(r.ms); // the first swap warms up
+    cur = next;
+  }
+  git(clone, ['push', '-q', '--atomic', 'origin', ...refs.map((r) => `:${r}`)]);
+  return ms;
 }

@@ -1,92 +1,143 @@
-// Benchmarks the built CLI (dist/cli.js) on generated environments: wall time and process counts
-// of a first reconcile, a no-op reconcile, status and plan, for N Command units in 4 waves; then,
-// for the smallest N, the same read paths on a copy whose state refs got 1,000 more transitions of
-// history, alternating with the original (they must not get slower: nyl reads tips, never history).
+// `npm run bench`: the performance targets of issue 15 (and issue 13's history rows), each row
+// measured against its floor in the same run (paired A/B samples, medians, noise from the spread),
+// then the cost of each command on a runner (round trips, bytes, processes). docs/performance.md
+// explains every row, its floor and its target.
 //
-//   node scripts/bench.mjs [--sizes 100,1000] [--quick] [--repeat 5] [--history 1000] [--keep]
+//   node scripts/bench.mjs [--quick] [--check] [--repeat N] [--only LIST] [--history N] …
 //
-// Prints a table and writes .bench/results.json. Exits 1 when a check fails (a command exited
-// non-zero, a no-op reconcile executed or wrote something, the history was not added).
+// Prints the table on stdout (progress on stderr) and writes .bench/results.json. Exits 1 when a
+// sanity check fails (a command failed, a read-only command wrote); with --check also when a row
+// misses its target by more than the machine's noise.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { benchRemote } from './bench-remote.mjs';
+import { benchPostStep } from './bench-action.mjs';
+import { benchFirstReconcile, benchPeakRss, firstReconcile, firstReconcileTools } from './bench-first.mjs';
+import { benchHistory } from './bench-history.mjs';
+import { benchLeaseWait } from './bench-lease-row.mjs';
+import {
+  cleanupTemps,
+  dropTemp,
+  ENV_NAME,
+  fmtBytes,
+  git,
+  judge,
+  keepTemporaries,
+  log,
+  median,
+  paired,
+  ROOT,
+  round,
+  table,
+  tempDir,
+  timed,
+} from './bench-lib.mjs';
+import { benchLocalSizes } from './bench-local.mjs';
+import { startRemoteServer } from './bench-net.mjs';
+import { benchObjects, GC_AUTO_PACKS } from './bench-objects.mjs';
+import {
+  benchRemoteReads,
+  benchTakeover,
+  freshClone,
+  publish,
+  pushFloor,
+  remoteTools,
+  urlOf,
+} from './bench-remote.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUILT = join(ROOT, 'dist', 'cli.js');
-const OUT = join(ROOT, '.bench', 'results.json');
-const ENV_NAME = 'bench';
-const WAVES = 4;
-const MAX_BUFFER = 256 * 1024 * 1024;
+const DEFAULT_OUT = join(ROOT, '.bench', 'results.json');
+const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8'];
 
-const HELP = `usage: node scripts/bench.mjs [options]
+const HELP = `usage: node scripts/bench.mjs [options]    (npm run bench -- [options])
 
-  --sizes LIST    unit counts to measure, comma-separated (default 100,1000)
-  --quick         measure 100 units only
-  --repeat N      samples of no-op reconcile, status and plan (default 5; the first reconcile runs once)
-  --history N     transitions added to the state refs' history of the smallest size (default 1000, 0 skips)
-  --keep          keep the temporary repositories and print where they are
-  --no-remote     skip the remote part (smart HTTP and file:// round trips, takeover after a kill)
+Measures the targets of docs/performance.md, each as a ratio to its floor measured in the same run.
+
+  --check          exit 1 when a row misses its target by more than the machine's noise
+  --quick          a fast subset for development: smaller sizes and fewer samples (see the page)
+  --repeat N       pairs of each timed comparison (default 5, --quick 3)
+  --only LIST      rows to measure, comma-separated (default all: ${ALL_ROWS.join(',')}); e.g. --only 1,6
+  --history N      transitions of the long history of rows 2 and 8 (default 10000, --quick 1000; 0 skips them)
+  --rss-samples N  first reconciles of 5,000 units for row 7 (default 1; each takes a while)
+  --no-remote      skip what needs a remote (rows 1, 2, 8 and the takeover story)
+  --sizes LIST     also print the local scaling table of earlier versions at these unit counts (e.g. 100,1000)
+  --keep           keep the temporary repositories and print where they are
+  --out FILE       where to write every sample as JSON (default .bench/results.json)
+  -h, --help       this text
 `;
 
-const { values: opt } = parseArgs({
-  options: {
-    sizes: { type: 'string' },
-    quick: { type: 'boolean' },
-    repeat: { type: 'string' },
-    history: { type: 'string' },
-    keep: { type: 'boolean' },
-    'no-remote': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  },
-  strict: true,
-});
+function fail(msg) {
+  process.stderr.write(`bench: ${msg}\n`);
+  process.exit(2);
+}
+
+let opt;
+try {
+  ({ values: opt } = parseArgs({
+    options: {
+      check: { type: 'boolean' },
+      quick: { type: 'boolean' },
+      repeat: { type: 'string' },
+      only: { type: 'string' },
+      history: { type: 'string' },
+      'rss-samples': { type: 'string' },
+      'no-remote': { type: 'boolean' },
+      sizes: { type: 'string' },
+      keep: { type: 'boolean' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  }));
+} catch (e) {
+  fail(`${e.message}\n${HELP}`);
+}
 if (opt.help) {
   process.stdout.write(HELP);
   process.exit(0);
 }
 
-function positiveInt(name, text, allowZero = false) {
+function int(name, text, min) {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) {
-    process.stderr.write(`--${name} ${text}: expected a ${allowZero ? 'non-negative' : 'positive'} integer\n`);
-    process.exit(2);
-  }
+  if (!Number.isInteger(n) || n < min) fail(`--${name} ${text}: expected an integer ≥ ${min}`);
   return n;
 }
 
-const sizes = opt.quick
-  ? [100]
-  : (opt.sizes ?? '100,1000')
-      .split(',')
-      .filter(Boolean)
-      .map((s) => positiveInt('sizes', s));
-const repeat = positiveInt('repeat', opt.repeat ?? '5');
-const historyDepth = positiveInt('history', opt.history ?? '1000', true);
+const quick = !!opt.quick;
+const repeat = int('repeat', opt.repeat ?? (quick ? '3' : '5'), 1);
+const historyDepth = int('history', opt.history ?? (quick ? '1000' : '10000'), 0);
+const rssSamples = int('rss-samples', opt['rss-samples'] ?? '1', 1);
+const only = new Set((opt.only ?? ALL_ROWS.join(',')).split(',').filter(Boolean));
+for (const r of only)
+  if (!ALL_ROWS.includes(r)) fail(`--only ${opt.only}: unknown row ${r} (rows: ${ALL_ROWS.join(', ')})`);
+const sizes = opt.sizes ? opt.sizes.split(',').map((s) => int('sizes', s, 1)) : [];
+const remote = !opt['no-remote'];
+if (opt.keep) keepTemporaries(true);
+const OUT = opt.out ? resolve(opt.out) : DEFAULT_OUT;
 
-// Children run with the operator's environment minus anything git- or nyl-specific, and without
-// system/global git configuration, so the numbers do not depend on who runs the benchmark.
-const childEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_') && !k.startsWith('NYL_')),
-);
-Object.assign(childEnv, { NYL_PROGRESS: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: os.devNull });
+const SIZES = {
+  readUnits: 1000, // row 1
+  firstUnits: 1000, // row 4
+  firstSamples: quick ? 1 : 3,
+  rssUnits: 5000, // row 7
+  historyUnits: 100, // rows 2 and 8
+  historySmall: 10,
+  historyPairs: Math.min(repeat, 3), // a fresh clone after 10,000 transitions fetches for seconds today
+  objectUnits: 30, // row 3
+  transitions: quick ? 10 : 40,
+  postSamples: repeat * 2,
+  leaseSamples: quick ? 2 : 3, // each waits out a hold of 1.5–8 s (random) or 2 × ~4 s (repeat), per transport
+  leaseScenarios: quick ? ['random'] : ['random', 'repeat'],
+};
 
-const temps = new Set();
-function cleanup() {
-  if (opt.keep) return;
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-  temps.clear();
-}
-for (const sig of ['SIGINT', 'SIGTERM']) {
+for (const sig of ['SIGINT', 'SIGTERM'])
   process.on(sig, () => {
-    cleanup();
+    cleanupTemps();
     process.exit(130);
   });
-}
 
 const failures = [];
 function check(ok, what) {
@@ -97,244 +148,39 @@ function check(ok, what) {
   return ok;
 }
 
-function git(cwd, args, input) {
-  const r = spawnSync('git', args, { cwd, env: childEnv, input, encoding: 'utf8', maxBuffer: MAX_BUFFER });
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed (exit ${r.status}): ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-/** One CLI invocation, timed from spawn to exit (node start-up included, as an operator sees it). */
-function nyl(cwd, command) {
-  const args = [CLI, command, '-e', ENV_NAME, '--local', '--json'];
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { cwd, env: childEnv, encoding: 'utf8', maxBuffer: MAX_BUFFER });
-  const ms = performance.now() - t0;
-  if (r.error) throw r.error;
-  let report;
-  try {
-    report = JSON.parse(r.stdout);
-  } catch {
-    throw new Error(`nyl ${command} printed no JSON (exit ${r.status}):\n${r.stderr.slice(0, 4000)}`);
-  }
-  return { ms, status: r.status, report };
-}
-
-function stateRefs(cwd) {
-  return git(cwd, ['for-each-ref', '--format=%(objectname) %(refname)', `refs/nyl/${ENV_NAME}/`]);
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const round = (x) => Math.round(x * 10) / 10;
-
-function summarize(samples) {
-  const ms = samples.map((s) => s.ms);
-  const git = [...new Set(samples.map((s) => s.report.stats?.gitProcesses))];
-  const tool = [...new Set(samples.map((s) => s.report.stats?.toolProcesses))];
-  return {
-    runs: samples.length,
-    medianMs: round(median(ms)),
-    minMs: round(Math.min(...ms)),
-    maxMs: round(Math.max(...ms)),
-    samplesMs: ms.map(round),
-    gitProcesses: git.length === 1 ? git[0] : git,
-    toolProcesses: tool.length === 1 ? tool[0] : tool,
-  };
-}
-
-/** N units in WAVES waves; unit j of wave k > 0 needs unit j (mod size) of wave k - 1. */
-function generateConfig(n) {
-  const width = Math.max(4, String(n).length);
-  const name = (i) => `u${String(i + 1).padStart(width, '0')}`;
-  const waves = Math.min(WAVES, n);
-  const per = Math.ceil(n / waves);
-  const docs = [`kind: Environment\nname: ${ENV_NAME}\n`];
-  for (let i = 0; i < n; i++) {
-    const wave = Math.floor(i / per);
-    const lines = ['kind: Command', `name: ${name(i)}`];
-    if (wave > 0) {
-      const prevStart = (wave - 1) * per;
-      lines.push(`needs: [${name(prevStart + ((i - wave * per) % per))}]`);
-    }
-    lines.push('spec:', '  run: "true"');
-    docs.push(`${lines.join('\n')}\n`);
-  }
-  return docs.join('---\n');
-}
-
-function setupRepo(dir, n) {
-  git(dir, ['init', '-q', '-b', 'main']);
-  git(dir, ['config', 'user.name', 'nyl bench']);
-  git(dir, ['config', 'user.email', 'bench@localhost']);
-  writeFileSync(join(dir, 'nyl.yaml'), generateConfig(n));
-  git(dir, ['add', 'nyl.yaml']);
-  git(dir, ['commit', '-q', '-m', `bench: ${n} units`]);
-}
-
-/** The first rows that did not go as expected, for the failure message. */
-const describe = (rows, field = 'result') =>
-  rows.length
-    ? `: ${rows
-        .slice(0, 3)
-        .map((r) => `${r.unit} ${r[field]}${r.detail ? ` (${r.detail.split('\n')[0].slice(0, 120)})` : ''}`)
-        .join('; ')}${rows.length > 3 ? '; …' : ''}`
-    : '';
-
-/** One sample of a read-only command: it must exit 0, report every unit current and write nothing. */
-function sampleReadOnly(dir, n, command, label, field) {
-  const before = stateRefs(dir);
-  const s = nyl(dir, command);
-  const after = stateRefs(dir);
-  const rows = s.report.rows ?? [];
-  check(s.status === 0 && s.report.exit === 0, `N=${n} ${label}: exit ${s.status} (report exit ${s.report.exit})`);
-  check(rows.length === n, `N=${n} ${label}: ${rows.length} rows, expected ${n}`);
-  const other = rows.filter((r) => r[field] !== 'current');
-  check(!other.length, `N=${n} ${label}: ${other.length} unit(s) not ${field} "current"${describe(other, field)}`);
-  check(before === after, `N=${n} ${label}: refs/nyl/${ENV_NAME}/* changed`);
-  if (command === 'reconcile') check(s.report.run === undefined, `N=${n} ${label}: started run ${s.report.run}`);
-  return s;
-}
-
-/**
- * No-op reconcile, status and plan in each target repository, `repeat` rounds interleaved (commands
- * and repositories) so that noise of the machine hits every figure alike. One result per target.
- */
-function measureReadPaths(targets, n) {
-  const kinds = [
-    ['noop', 'reconcile', 'reconcile (no-op)', 'result'],
-    ['status', 'status', 'status', 'state'],
-    ['plan', 'plan', 'plan', 'result'],
-  ];
-  const observed = targets.map((t) => git(t.dir, ['rev-parse', `refs/nyl/${ENV_NAME}/observed`]));
-  const samples = targets.map(() => Object.fromEntries(kinds.map(([k]) => [k, []])));
-  for (let i = 0; i < repeat; i++)
-    for (const [k, command, label, field] of kinds)
-      targets.forEach((t, j) => {
-        samples[j][k].push(sampleReadOnly(t.dir, n, command, `${label}${t.suffix ?? ''}`, field));
-      });
-  return targets.map((t, j) => {
-    const after = git(t.dir, ['rev-parse', `refs/nyl/${ENV_NAME}/observed`]);
-    check(
-      observed[j] === after,
-      `N=${n}${t.suffix ?? ''}: refs/nyl/${ENV_NAME}/observed moved from ${observed[j]} to ${after}`,
-    );
-    return Object.fromEntries(kinds.map(([k]) => [k, summarize(samples[j][k])]));
-  });
-}
-
-/**
- * Stacks `depth` commits on each state ref in one `git fast-import`: every new commit keeps the
- * tip's tree (so the state nyl reads is unchanged) and the final tip descends from all of them.
- */
-function addHistory(dir, depth) {
-  const names = ['observed', 'desired', 'lease'];
-  const refs = names.map((r) => `refs/nyl/${ENV_NAME}/${r}`);
-  const tips = refs.map((r) => git(dir, ['rev-parse', `${r}^{commit}`]));
-  const trees = refs.map((r) => git(dir, ['rev-parse', `${r}^{tree}`]));
-  const counts = refs.map((r) => Number(git(dir, ['rev-list', '--count', r])));
-  const t0 = performance.now();
-  const base = Math.floor(Date.now() / 1000) - depth * 60;
-  const parts = [];
-  let mark = 0;
-  refs.forEach((ref, k) => {
-    for (let i = 1; i <= depth; i++) {
-      mark++;
-      const msg =
-        names[k] === 'lease'
-          ? `nyl: renew lease ${ENV_NAME} for bench-run-${i}\n`
-          : `nyl: reconcile ${ENV_NAME} (bench transition ${i} of ${depth})\n\nrun: bench-run-${i}\n`;
-      parts.push(
-        `commit ${ref}\nmark :${mark}\ncommitter nyl bench <bench@localhost> ${base + i * 60} +0000\n`,
-        `data ${Buffer.byteLength(msg)}\n${msg}\n`,
-        i === 1 ? `from ${tips[k]}\n\n` : `from :${mark - 1}\n\n`,
-      );
-    }
-  });
-  git(dir, ['fast-import', '--quiet'], parts.join(''));
-  const ms = performance.now() - t0;
-  refs.forEach((r, k) => {
-    check(git(dir, ['rev-parse', `${r}^{tree}`]) === trees[k], `history: tip tree of ${r} changed`);
-    const c = Number(git(dir, ['rev-list', '--count', r]));
-    check(c === counts[k] + depth, `history: ${r} has ${c} commits, expected ${counts[k] + depth}`);
-  });
-  return {
-    depth,
-    ms: round(ms),
-    commits: Object.fromEntries(refs.map((r) => [r, Number(git(dir, ['rev-list', '--count', r]))])),
-  };
-}
-
-function benchSize(n) {
-  const dir = mkdtempSync(join(os.tmpdir(), `nyl-bench-${n}-`));
-  temps.add(dir);
-  process.stderr.write(`N=${n}: repository ${dir}\n`);
-  setupRepo(dir, n);
-  const result = { units: n, waves: Math.min(WAVES, n), repo: opt.keep ? dir : undefined };
-
-  process.stderr.write(`N=${n}: first reconcile\n`);
-  const first = nyl(dir, 'reconcile');
-  const rows = first.report.rows ?? [];
-  check(first.status === 0 && first.report.exit === 0, `N=${n} first reconcile: exit ${first.status}`);
-  const notExecuted = rows.filter((r) => r.result !== 'executed');
-  check(
-    rows.length === n && !notExecuted.length,
-    `N=${n} first reconcile: expected ${n} executed units, got ${rows.length - notExecuted.length}${describe(notExecuted)}`,
-  );
-  result.first = summarize([first]);
-
-  process.stderr.write(`N=${n}: no-op reconcile, status, plan ×${repeat}\n`);
-  Object.assign(result, measureReadPaths([{ dir }], n)[0]);
-  return { dir, result };
-}
-
-function baseline() {
-  const samples = [];
-  for (let i = 0; i < repeat; i++) {
-    const t0 = performance.now();
-    const r = spawnSync(process.execPath, [CLI, '--version'], { env: childEnv, encoding: 'utf8' });
-    samples.push(performance.now() - t0);
-    check(r.status === 0, `nyl --version: exit ${r.status}`);
-  }
-  return { runs: samples.length, medianMs: round(median(samples)), samplesMs: samples.map(round) };
-}
-
-function table(head, rows) {
-  const cells = [head, ...rows].map((r) => r.map(String));
-  const w = head.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  const num = head.map((_, i) => rows.every((r) => /^[×\d./–]+$/.test(String(r[i]))));
-  return cells
-    .map((r) =>
-      r
-        .map((c, i) => (num[i] ? c.padStart(w[i]) : c.padEnd(w[i])))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
-const f1 = (x) => x.toFixed(1);
-const fmtProcs = (p) => (Array.isArray(p) ? p.join('/') : p);
-
-// ---- run --------------------------------------------------------------------------------------
+// ---- the CLI under test ------------------------------------------------------------------------
 
 if (!existsSync(BUILT)) {
-  process.stderr.write('dist/cli.js is missing: building it\n');
+  log('dist/cli.js is missing: building it');
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
-// The bundle is self-contained: measure a copy, so a rebuild of dist/ during the run cannot mix versions.
-const cliDir = mkdtempSync(join(os.tmpdir(), 'nyl-bench-cli-'));
-process.on('exit', () => rmSync(cliDir, { recursive: true, force: true }));
-const CLI = join(cliDir, 'cli.js');
-// The whole bundle: cli.js imports its shared chunks.
+// The bundles are self-contained: measure a copy, so a rebuild of dist/ during the run cannot mix versions.
+const cliDir = tempDir('cli');
 cpSync(dirname(BUILT), cliDir, { recursive: true });
-const cliSha256 = createHash('sha256').update(readFileSync(CLI)).digest('hex');
+const CLI = join(cliDir, 'cli.js');
+const tools = firstReconcileTools();
+const ctx = {
+  cli: CLI,
+  cliDir,
+  tools,
+  remoteTools: remoteTools(tools.dir),
+  tmp: tools.dir,
+  repeat,
+  envName: ENV_NAME,
+  check,
+  drop: dropTemp,
+  root: undefined,
+  server: undefined,
+};
 
-const started = performance.now();
+const tryGit = (args) => {
+  try {
+    return git(ROOT, args);
+  } catch {
+    return undefined;
+  }
+};
 const results = {
   meta: {
     date: new Date().toISOString(),
@@ -343,178 +189,487 @@ const results = {
     platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cpus: os.cpus().length,
-    cliSha256,
-    distModified: (() => {
-      try {
-        return git(ROOT, ['status', '--porcelain', '--', 'dist/cli.js']) !== '';
-      } catch {
-        return undefined;
-      }
-    })(),
-    nylCommit: (() => {
-      try {
-        return git(ROOT, ['rev-parse', 'HEAD']);
-      } catch {
-        return undefined;
-      }
-    })(),
-    sizes,
-    repeat,
-    waves: WAVES,
-    environment: ENV_NAME,
-    timing: 'wall time from spawn to exit of `node dist/cli.js <command> -e bench --local --json`, ms',
+    loadavg: os.loadavg(),
+    cliSha256: createHash('sha256').update(readFileSync(CLI)).digest('hex'),
+    distModified: tryGit(['status', '--porcelain', '--', 'dist']) !== '',
+    nylCommit: tryGit(['rev-parse', 'HEAD']),
+    options: { quick, check: !!opt.check, repeat, history: historyDepth, rssSamples, only: [...only], remote, sizes },
+    sizes: SIZES,
+    timing: 'wall time from spawn to exit of each process, ms; ratios pair by pair (A/B alternating)',
   },
-  baseline: undefined,
-  sizes: [],
-  history: undefined,
+  floors: {},
+  sectionsMs: {},
+  rows: [],
+  details: {},
 };
+const D = results.details;
+
+// ---- measure -----------------------------------------------------------------------------------
+
+const started = performance.now();
+const want = (r) => only.has(r);
+/** One part of the run: a failure is recorded and the next part still runs. */
+async function section(name, fn) {
+  const t0 = performance.now();
+  try {
+    await fn();
+  } catch (e) {
+    failures.push(`${name}: ${e?.message ?? e}`);
+    process.stderr.write(`${name}: ${e?.stack ?? e}\n`);
+  } finally {
+    results.sectionsMs[name] = round(performance.now() - t0);
+    log(`${name}: ${round(results.sectionsMs[name] / 1000)} s`);
+  }
+}
+async function server() {
+  if (!ctx.server) {
+    ctx.root = tempDir('remotes');
+    ctx.server = await startRemoteServer(ctx.root);
+  }
+}
 
 try {
-  results.baseline = baseline();
-  const smallest = Math.min(...sizes);
-  for (const n of sizes) {
-    const { dir, result } = benchSize(n);
-    results.sizes.push(result);
-    if (n === smallest && historyDepth > 0 && !results.history) {
-      // A copy of the repository gets the history; both are measured in alternation, so the
-      // comparison is not skewed by the machine getting busier or quieter in between.
-      const hdir = mkdtempSync(join(os.tmpdir(), `nyl-bench-${n}-history-`));
-      temps.add(hdir);
-      cpSync(dir, hdir, { recursive: true });
-      process.stderr.write(`N=${n}: adding ${historyDepth} transitions to the state refs' history of a copy\n`);
-      const added = addHistory(hdir, historyDepth);
-      process.stderr.write(`N=${n}: no-op reconcile, status, plan ×${repeat} without and with history\n`);
-      const [withoutHistory, withHistory] = measureReadPaths(
-        [
-          { dir, suffix: ' without history' },
-          { dir: hdir, suffix: ' with history' },
-        ],
-        n,
-      );
-      results.history = { units: n, ...added, repo: opt.keep ? hdir : undefined, withoutHistory, withHistory };
-      if (!opt.keep) {
-        rmSync(hdir, { recursive: true, force: true });
-        temps.delete(hdir);
+  await section('floors', () => {
+    // Node start-up and the bundle loaded: the fixed part of every command.
+    const p = paired(
+      repeat,
+      () => timed(process.execPath, [CLI, '--version']).ms,
+      () => timed(process.execPath, ['-e', '0']).ms,
+    );
+    results.floors.nodeStartMs = median(p.b);
+    results.floors.nylVersionMs = median(p.a);
+  });
+  if (want('6'))
+    await section('row 6', async () => (D.post = await benchPostStep(ctx, { samples: SIZES.postSamples })));
+
+  let readsSource;
+  if (want('4') || want('3'))
+    await section('row 4', () => {
+      D.first = benchFirstReconcile(ctx, { units: SIZES.firstUnits, samples: SIZES.firstSamples });
+      readsSource = D.first.runs[0].dir;
+      for (const r of D.first.runs) {
+        if (r.dir !== readsSource) dropTemp(r.dir);
+        delete r.dir;
       }
-    }
-    if (!opt.keep) {
-      rmSync(dir, { recursive: true, force: true });
-      temps.delete(dir);
-    }
-  }
-  if (!opt['no-remote']) {
-    process.stderr.write('remote: reconcile, no-op and takeover over smart HTTP and file://\n');
-    results.remote = await benchRemote({ cli: CLI, env: childEnv, check, repeat });
-  }
-} catch (e) {
-  failures.push(String(e?.message ?? e));
-  process.stderr.write(`${e?.stack ?? e}\n`);
+      results.floors.bashPerUnitMs = median(D.first.floorPerUnitMs);
+    });
+  if (remote && want('1'))
+    await section('row 1', async () => {
+      await server();
+      if (!readsSource) {
+        log(`remote: a first reconcile of ${SIZES.readUnits} units to read (not timed)`);
+        readsSource = firstReconcile(ctx, SIZES.readUnits, 'first reconcile').dir;
+      }
+      D.remoteReads = benchRemoteReads(ctx, { src: readsSource, units: SIZES.readUnits, transports: ['http', 'file'] });
+      results.floors.fetchMs = Object.fromEntries(
+        Object.entries(D.remoteReads.transports).map(([t, x]) => [
+          t,
+          median(Object.values(x.commands).flatMap((c) => c.floorMs)),
+        ]),
+      );
+      // The floor of a write, for reference: one atomic push of two refs.
+      results.floors.pushMs = {};
+      for (const transport of ['http', 'file']) {
+        const name = `push-floor-${transport}`;
+        const bare = publish(readsSource, ctx.root, name);
+        const clone = freshClone(bare, urlOf(ctx.server, bare, transport, name), name);
+        results.floors.pushMs[transport] = median(pushFloor(clone, repeat));
+        dropTemp(clone);
+      }
+    });
+  if (readsSource) dropTemp(readsSource);
+
+  if (remote && historyDepth > 0 && (want('2') || want('8')))
+    await section('rows 2 and 8', async () => {
+      await server();
+      const src = firstReconcile(ctx, SIZES.historyUnits, 'first reconcile (history source)');
+      try {
+        D.history = benchHistory(ctx, {
+          src: src.dir,
+          small: SIZES.historySmall,
+          big: historyDepth,
+          pairs: SIZES.historyPairs,
+        });
+      } finally {
+        dropTemp(src.dir);
+      }
+    });
+  if (want('3'))
+    await section('row 3', () => {
+      D.objects = benchObjects(ctx, { units: SIZES.objectUnits, transitions: SIZES.transitions });
+    });
+  if (want('5'))
+    await section('row 5', () => {
+      D.leaseWait = benchLeaseWait(ctx, { samples: SIZES.leaseSamples, scenarios: SIZES.leaseScenarios });
+    });
+  if (remote && !quick && !opt.only)
+    await section('takeover', async () => {
+      await server();
+      D.takeover = await benchTakeover(ctx, { transports: ['http', 'file'] });
+    });
+  if (want('7') && !quick)
+    await section('row 7', () => {
+      D.rss = benchPeakRss(ctx, { units: SIZES.rssUnits, samples: rssSamples });
+    });
+  if (sizes.length)
+    await section('--sizes', () => {
+      D.local = benchLocalSizes(ctx, { sizes });
+    });
 } finally {
-  cleanup();
+  await ctx.server?.close();
+  cleanupTemps();
 }
 results.totalMs = round(performance.now() - started);
-results.failures = failures;
 
-// ---- report -----------------------------------------------------------------------------------
+// ---- rows --------------------------------------------------------------------------------------
 
-const LABELS = { first: 'reconcile (first)', noop: 'reconcile (no-op)', status: 'status', plan: 'plan' };
-const rows = [];
-for (const s of results.sizes)
-  for (const [k, label] of Object.entries(LABELS)) {
-    const m = s[k];
-    if (!m) continue;
-    rows.push([
-      s.units,
-      label,
-      m.runs,
-      f1(m.medianMs),
-      m.runs > 1 ? f1(m.minMs) : '–',
-      m.runs > 1 ? f1(m.maxMs) : '–',
-      fmtProcs(m.gitProcesses),
-      fmtProcs(m.toolProcesses),
-    ]);
+const f2 = (x) => (x === undefined || Number.isNaN(x) ? '–' : x.toFixed(2));
+const FORMATS = {
+  ratio: (x) => `×${f2(x)}`,
+  msPerUnit: (x) => `${f2(x)} ms/unit`,
+  ms: (x) => `${Math.round(x)} ms`,
+  mb: (x) => `${round(x)} MB`,
+  count: (x) => `${round(x, 1)}`,
+};
+const NOISE = {
+  ratio: f2,
+  msPerUnit: f2,
+  ms: (x) => String(Math.round(x)),
+  mb: (x) => String(round(x)),
+  count: (x) => String(round(x)),
+};
+
+function addRow(id, what, samples, target, { op = '<=', format = 'ratio', detail = '', force } = {}) {
+  if (!samples?.length) return skipRow(id, what, 'no samples (an earlier step failed)', { target, op, format });
+  const j = judge(samples, target, op);
+  if (force) Object.assign(j, { verdict: force, withinNoise: false });
+  results.rows.push({ id, what, format, samples, ...j, detail });
+}
+function skipRow(id, what, reason, { target, op = '<=', format = 'ratio' } = {}) {
+  results.rows.push({ id, what, format, target, op, verdict: 'SKIP', reason });
+}
+const skipReason = (r) =>
+  !remote && ['1', '2', '8'].includes(r)
+    ? '--no-remote'
+    : historyDepth === 0 && ['2', '8'].includes(r)
+      ? '--history 0'
+      : quick && r === '7'
+        ? '--quick (a 5,000-unit first reconcile takes minutes)'
+        : 'not measured (an earlier step failed)';
+const ms = (xs) => `${Math.round(median(xs))} ms`;
+const costText = (c) =>
+  c
+    ? [
+        `${c.roundTrips} round trip(s)`,
+        c.httpRequests !== undefined
+          ? `${c.httpRequests} HTTP requests, ${fmtBytes(c.bytesDown)} down, ${fmtBytes(c.bytesUp)} up`
+          : undefined,
+        `${c.objectsReceived} objects received`,
+        `git processes ${c.nylGitProcesses} started by nyl, ${c.gitProcesses} in all`,
+        `${c.toolProcesses} tool processes`,
+      ]
+        .filter(Boolean)
+        .join(', ')
+    : '';
+
+// 1. no-op reads against a remote.
+if (want('1')) {
+  const x = D.remoteReads;
+  for (const transport of ['http', 'file'])
+    for (const command of ['reconcile', 'status', 'plan']) {
+      const what = `no-op ${command}, ${SIZES.readUnits} units, ${transport === 'http' ? 'smart HTTP' : 'file://'} ÷ (node + git fetch)`;
+      const c = x?.transports[transport]?.commands[command];
+      if (!c) skipRow(`1`, what, skipReason('1'), { target: 2.5 });
+      else
+        addRow('1', what, c.ratios, 2.5, {
+          detail: `${ms(c.ms)} against ${ms(c.floorMs)}; ${costText(c.cost)}`,
+        });
+    }
+}
+
+// 2. bytes a fresh clone fetches for status, long history against short.
+if (want('2')) {
+  const h = D.history;
+  const what = `bytes a fresh clone fetches for status, after ${historyDepth} ÷ after ${SIZES.historySmall} transitions`;
+  if (!h) skipRow('2', what, skipReason('2'), { target: 1.5 });
+  else
+    addRow('2', what, h.status.bytesRatios, 1.5, {
+      detail: `${fmtBytes(median(h.status.big.map((s) => s.bytesDown)))} after ${historyDepth}, ${fmtBytes(median(h.status.small.map((s) => s.bytesDown)))} after ${SIZES.historySmall} (${SIZES.historyUnits} units, smart HTTP)`,
+    });
+}
+
+// 3. objects.
+if (want('3')) {
+  const o = D.objects;
+  const f = D.first;
+  if (!o) for (const id of ['3']) skipRow(id, 'objects written per transition', skipReason('3'), { target: 1.2 });
+  else {
+    addRow(
+      '3',
+      `objects written per transition ÷ objects it leaves reachable (${o.units} units)`,
+      o.writtenPerReachable,
+      1.2,
+      {
+        detail: `${median(o.writtenPerTransition)} written (${median(o.loosePerTransition)} as loose files), ${median(o.reachablePerTransition)} reachable; ${o.gcTransitions} transition(s) ran a gc`,
+      },
+    );
+    addRow('3', 'loose files written per transition', o.loosePerTransition, 0, { format: 'count' });
+    const growth = o.end.loose - o.half.loose;
+    addRow(
+      '3',
+      `loose files added by transitions ${o.half.transitions + 1}–${o.end.transitions} (bounded: none)`,
+      [growth],
+      0,
+      {
+        format: 'count',
+        detail: `loose files ${o.half.loose} after ${o.half.transitions}, ${o.end.loose} after ${o.end.transitions} transitions; ${o.end.reachable} objects reachable`,
+      },
+    );
+    addRow('3', `packs after ${o.end.transitions} transitions (≤ gc.autoPackLimit)`, [o.end.packs], GC_AUTO_PACKS, {
+      format: 'count',
+      detail: `${o.end.packs} packs, ${o.end.inPack} objects in packs, ${o.end.loose} loose`,
+    });
   }
+  if (f)
+    addRow(
+      '3',
+      `loose files after a ${f.units}-unit first reconcile`,
+      f.runs.map((r) => r.looseWritten),
+      0,
+      {
+        format: 'count',
+        detail: `${median(f.runs.map((r) => r.objectsWritten))} objects written, ${median(f.runs.map((r) => r.packsWritten))} packs`,
+      },
+    );
+  else if (want('4'))
+    skipRow('3', 'loose files after a first reconcile', skipReason('4'), { target: 0, format: 'count' });
+}
+
+// 4. first reconcile per unit.
+if (want('4')) {
+  const f = D.first;
+  const what = `first reconcile, ${SIZES.firstUnits} units (run: "true"), ms per unit`;
+  if (!f) skipRow('4', what, skipReason('4'), { target: 3, format: 'msPerUnit' });
+  else
+    addRow('4', what, f.perUnitMs, 3, {
+      format: 'msPerUnit',
+      detail: `floor (node spawning bash -c true, 4 at a time) ${f2(median(f.floorPerUnitMs))} ms/unit: ×${f2(median(f.ratios))} the floor; peak RSS ${round(median(f.runs.map((r) => r.rssMiB)) * 1.048576)} MB; ${f.runs[0].gitProcesses} git processes, ${f.runs[0].toolProcesses} tool processes`,
+    });
+}
+
+// 5. lease wait, per scenario (random holds; the same deploy again) and transport.
+if (want('5')) {
+  const l = D.leaseWait;
+  const transportName = (t) => (t === 'http' ? 'smart HTTP' : t === 'file' ? 'file://' : t);
+  const what = (t) =>
+    `lease wait, release → waiter holds it${t ? ` (${[t.scenario, transportName(t.transport)].filter(Boolean).join(', ')})` : ''}, at ≤ 0.5 polls/s`;
+  if (!l || l.skipped) skipRow('5', what(), l?.skipped ?? skipReason('5'), { target: 1000, format: 'ms' });
+  else
+    for (const t of l.rows) {
+      const tooFast = t.pollsPerSecond !== undefined && t.pollsPerSecond > 0.5;
+      addRow('5', what(t), t.samplesMs, 1000, {
+        format: 'ms',
+        force: tooFast ? 'FAIL' : undefined,
+        detail: `${t.pollsPerSecond !== undefined ? `${f2(t.pollsPerSecond)} polls/s while waiting` : 'poll rate not reported'}${t.httpRequestsPerSecond !== undefined ? ` (${f2(t.httpRequestsPerSecond)} HTTP requests/s)` : ''}${tooFast ? '; over 0.5 polls/s: FAIL' : ''}`,
+      });
+    }
+}
+
+// 6. the action's post step.
+if (want('6')) {
+  const p = D.post;
+  const what = 'action post step cold start ÷ hello-world @actions/core bundle';
+  if (!p) skipRow('6', what, skipReason('6'), { target: 1.2 });
+  else addRow('6', what, p.ratios, 1.2, { detail: `${ms(p.ms)} against ${ms(p.floorMs)}` });
+}
+
+// 7. peak RSS.
+if (want('7')) {
+  const r = D.rss;
+  const what = `peak RSS of a ${SIZES.rssUnits}-unit first reconcile`;
+  if (!r) skipRow('7', what, skipReason('7'), { target: 200, op: '<', format: 'mb' });
+  else
+    addRow(
+      '7',
+      what,
+      r.rssMiB.map((x) => x * 1.048576),
+      200,
+      {
+        op: '<',
+        format: 'mb',
+        detail: `nyl --version alone ${round(r.idleMiB * 1.048576)} MB; the run took ${ms(r.runs.map((x) => x.ms))} (${f2(median(r.runs.map((x) => x.perUnitMs)))} ms/unit)`,
+      },
+    );
+}
+
+// 8. history: runs --limit 20, and status unchanged by history.
+if (want('8')) {
+  const h = D.history;
+  const runsWhat = `nyl runs --limit 20 in a fresh clone, after ${historyDepth} ÷ after ${SIZES.historySmall} transitions`;
+  const statusWhat = `status in a fresh clone, after ${historyDepth} ÷ after ${SIZES.historySmall} transitions`;
+  if (!h) {
+    skipRow('8', runsWhat, skipReason('8'), { target: 1.5 });
+    skipRow('8', statusWhat, skipReason('8'), { target: 1.1 });
+  } else {
+    if (h.runs.skipped) skipRow('8', runsWhat, h.runs.skipped, { target: 1.5 });
+    else
+      addRow('8', runsWhat, h.runs.timeRatios, 1.5, {
+        detail: `${ms(h.runs.big.map((s) => s.ms))} against ${ms(h.runs.small.map((s) => s.ms))}; ${fmtBytes(median(h.runs.big.map((s) => s.bytesDown)))} fetched after ${historyDepth}`,
+      });
+    addRow('8', statusWhat, h.status.timeRatios, 1.1, {
+      detail: `${ms(h.status.big.map((s) => s.ms))} against ${ms(h.status.small.map((s) => s.ms))} (${SIZES.historyUnits} units, smart HTTP, fetch included)`,
+    });
+  }
+}
+
+// ---- report ------------------------------------------------------------------------------------
+
 const out = [];
+const m = results.meta;
 out.push(
-  `nyl benchmark — node ${results.meta.node}, git ${results.meta.git}, ${results.meta.cpus} × ${results.meta.cpu}`,
+  `nyl benchmark${quick ? ' (--quick)' : ''} — node ${m.node}, git ${m.git}, ${m.cpus} × ${m.cpu}, load ${m.loadavg.map((x) => x.toFixed(1)).join(' ')}`,
+  `dist/cli.js sha256 ${m.cliSha256.slice(0, 12)}${m.distModified ? ' (dist/ differs from the committed one)' : ''}; ${repeat} pairs per timed comparison`,
   '',
 );
-if (results.baseline) out.push(`baseline \`node dist/cli.js --version\`: ${results.baseline.medianMs} ms (median)`, '');
-out.push(table(['units', 'command', 'runs', 'median ms', 'min ms', 'max ms', 'git procs', 'tool procs'], rows));
+const fl = results.floors;
+const floorParts = [
+  fl.nodeStartMs !== undefined && `node start-up ${Math.round(fl.nodeStartMs)} ms`,
+  fl.nylVersionMs !== undefined && `nyl --version ${Math.round(fl.nylVersionMs)} ms`,
+  fl.fetchMs &&
+    `node + git fetch of the refs: ${Object.entries(fl.fetchMs)
+      .map(([t, v]) => `${t} ${Math.round(v)} ms`)
+      .join(', ')}`,
+  fl.pushMs &&
+    `git push --atomic of two refs: ${Object.entries(fl.pushMs)
+      .map(([t, v]) => `${t} ${Math.round(v)} ms`)
+      .join(', ')}`,
+  fl.bashPerUnitMs !== undefined && `bash -c true ${f2(fl.bashPerUnitMs)} ms/unit`,
+].filter(Boolean);
+out.push(`floors (medians): ${floorParts.join('; ')}`, '');
 
-if (results.sizes.length > 1) {
-  const [a, b] = [results.sizes[0], results.sizes[results.sizes.length - 1]];
-  const base = results.baseline?.medianMs ?? 0;
-  const scale = [];
-  for (const [k, label] of Object.entries(LABELS)) {
-    if (!a[k] || !b[k]) continue;
-    const excessA = Math.max(a[k].medianMs - base, 1);
-    const excessB = Math.max(b[k].medianMs - base, 1);
-    scale.push([
-      label,
-      `×${round(b[k].medianMs / a[k].medianMs)}`,
-      `×${round(excessB / excessA)}`,
-      `${f1(excessA / a.units)} → ${f1(excessB / b.units)}`,
-    ]);
+const fmtRow = (r, x) => (x === undefined ? '–' : FORMATS[r.format](x));
+const targetText = (r) => `${r.op === '<' ? '<' : '≤'} ${FORMATS[r.format](r.target)}`;
+out.push(
+  table(
+    ['row', 'what', 'measured', 'noise', 'target', 'verdict'],
+    results.rows.map((r) => [
+      r.id,
+      r.what,
+      r.verdict === 'SKIP' ? '–' : fmtRow(r, r.value),
+      r.verdict === 'SKIP' ? '' : `±${NOISE[r.format](r.noise)}`,
+      targetText(r),
+      `${r.verdict}${r.withinNoise ? ' (within noise)' : ''}`,
+    ]),
+  ),
+);
+out.push('', 'details:');
+for (const r of results.rows)
+  out.push(`  ${r.id} ${r.what}: ${r.verdict === 'SKIP' ? `SKIP: ${r.reason}` : r.detail || fmtRow(r, r.value)}`);
+
+// The cost of each command on a runner.
+const costs = [];
+const addCost = (label, transport, c) => c && costs.push([label, transport, c]);
+if (D.remoteReads)
+  for (const [t, x] of Object.entries(D.remoteReads.transports)) {
+    addCost('node + git fetch (the floor)', t, x.floorCost);
+    addCost(`status, first in a fresh clone (${D.remoteReads.units} units)`, t, x.firstStatus);
+    for (const [c, v] of Object.entries(x.commands)) addCost(`no-op ${c} (${D.remoteReads.units} units)`, t, v.cost);
   }
+if (D.takeover)
+  for (const [t, x] of Object.entries(D.takeover.transports)) {
+    addCost(`first reconcile (${D.takeover.units} units, 3 waves)`, t, x.first);
+    addCost(`no-op reconcile (${D.takeover.units} units)`, t, x.noop);
+    addCost('lease break (runner killed in wave 2)', t, x.leaseBreak);
+    addCost('reconcile (takeover)', t, x.takeover);
+  }
+if (costs.length) {
+  const dash = (v) => (v === undefined ? '–' : v);
   out.push(
     '',
-    `scaling ${a.units} → ${b.units} units (×${round(b.units / a.units)}); "over baseline" subtracts node start-up and loading the CLI`,
-    table(['command', 'time', 'time over baseline', 'ms/unit over baseline'], scale),
+    'cost per command on a runner (one counted run each, trace2 on: "git all" counts the processes git itself starts too, upload-pack included over file://)',
+    table(
+      [
+        'command',
+        'remote',
+        'round trips',
+        'HTTP req',
+        'down',
+        'up',
+        'objects in',
+        'git (nyl)',
+        'git (all)',
+        'tools',
+        'ms',
+      ],
+      costs.map(([label, t, c]) => [
+        label,
+        t,
+        dash(c.roundTrips),
+        dash(c.httpRequests),
+        c.bytesDown === undefined ? '–' : fmtBytes(c.bytesDown),
+        c.bytesUp === undefined ? '–' : fmtBytes(c.bytesUp),
+        dash(c.objectsReceived),
+        dash(c.nylGitProcesses),
+        dash(c.gitProcesses),
+        dash(c.toolProcesses),
+        Math.round(c.ms),
+      ]),
+    ),
   );
 }
-
-if (results.history) {
-  const h = results.history;
-  const [a, b] = [h.withoutHistory, h.withHistory];
-  const hist = [];
-  for (const k of ['noop', 'status', 'plan'])
-    hist.push([
-      LABELS[k],
-      f1(a[k].medianMs),
-      f1(b[k].medianMs),
-      fmtProcs(a[k].gitProcesses),
-      fmtProcs(b[k].gitProcesses),
-    ]);
-  const commits = Object.entries(h.commits)
-    .map(([r, c]) => `${r.split('/').pop()} ${c}`)
-    .join(', ');
+if (D.history) {
+  const h = D.history;
+  const line = (depth, xs) =>
+    `  status in a fresh clone after ${depth} transitions: ${fmtBytes(median(xs.map((s) => s.bytesDown)))} down, ${median(xs.map((s) => s.httpRequests))} HTTP requests, ${median(xs.map((s) => s.roundTrips))} round trip(s)`;
   out.push(
     '',
-    `history independence: ${h.units} units, +${h.depth} transitions on observed, desired and lease (now ${commits} commits; added in ${h.ms} ms)`,
-    table(['command', 'without ms', 'with ms', 'git procs without', 'git procs with'], hist),
+    `history (${h.big}: ${Object.entries(h.remotes[h.big].commits)
+      .map(([r, c]) => `${r} ${c}`)
+      .join(', ')} commits; built in ${Math.round(h.remotes[h.big].ms)} ms)`,
   );
+  out.push(line(h.small, h.status.small), line(h.big, h.status.big));
 }
-
-if (results.remote) {
-  const r = results.remote;
+if (D.local) {
   const rows = [];
-  for (const [t, m] of Object.entries(r.transports))
+  for (const s of D.local)
     for (const [k, label] of [
       ['first', 'reconcile (first)'],
       ['noop', 'reconcile (no-op)'],
-      ['leaseBreak', 'lease break'],
-      ['takeover', 'reconcile (takeover)'],
+      ['status', 'status'],
+      ['plan', 'plan'],
     ])
       rows.push([
-        t,
+        s.units,
         label,
-        f1(m[k].medianMs),
-        m[k].roundTrips,
-        t === 'http' ? m[k].httpRequests : '–',
-        m[k].gitProcesses,
+        s[k].runs,
+        s[k].medianMs,
+        s[k].minMs,
+        s[k].maxMs,
+        s[k].gitProcesses,
+        s[k].toolProcesses,
       ]);
   out.push(
     '',
-    `remote: ${r.units} units in ${r.waves} waves; takeover after SIGKILL of the runner during wave 2 (round trips: nyl's count; HTTP requests: what the server saw)`,
-    table(['remote', 'command', 'median ms', 'round trips', 'HTTP requests', 'git procs'], rows),
+    'local scaling (--sizes; --local, wall ms)',
+    table(['units', 'command', 'runs', 'median ms', 'min ms', 'max ms', 'git procs', 'tool procs'], rows),
   );
 }
 
+const missed = results.rows.filter((r) => r.verdict === 'FAIL');
+results.failures = failures;
+results.missed = missed.map((r) => `${r.id} ${r.what}`);
 mkdirSync(dirname(OUT), { recursive: true });
 writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
-out.push('', `total ${round(results.totalMs / 1000)} s; results written to ${relative(process.cwd(), OUT) || OUT}`);
-if (failures.length) out.push('', `${failures.length} check(s) failed:`, ...failures.map((f) => `  - ${f}`));
-else out.push('all checks passed: exits 0, no-op reconciles reported every unit current and wrote no ref');
+out.push(
+  '',
+  `${results.rows.filter((r) => r.verdict === 'PASS').length} PASS, ${missed.length} FAIL, ${results.rows.filter((r) => r.verdict === 'SKIP').length} SKIP; total ${round(results.totalMs / 1000)} s; results written to ${relative(process.cwd(), OUT) || OUT}`,
+);
+out.push(
+  `time per part: ${Object.entries(results.sectionsMs)
+    .map(([k, v]) => `${k} ${Math.round(v / 1000)} s`)
+    .join(', ')}`,
+);
+if (failures.length) out.push('', `${failures.length} sanity check(s) failed:`, ...failures.map((f) => `  - ${f}`));
+if (opt.check && missed.length) out.push(`--check: ${missed.length} target(s) missed beyond noise`);
 process.stdout.write(`${out.join('\n')}\n`);
-process.exit(failures.length ? 1 : 0);
+process.exit(failures.length || (opt.check && missed.length) ? 1 : 0);

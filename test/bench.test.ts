@@ -1,0 +1,137 @@
+// The benchmark's own logic: verdicts from samples, the lease-wait script's JSON, and rows that
+// cannot be measured reported as SKIP with a reason. No timing is asserted: only what the bench
+// decides from figures it is given, and the shape of its report.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const load = (file: string) => import(pathToFileURL(join(ROOT, 'scripts', file)).href);
+
+const scratch = mkdtempSync(join(tmpdir(), 'nyl-bench-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const OUT = join(scratch, 'results.json');
+
+function bench(args: string[]) {
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bench.mjs'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('verdicts', () => {
+  it('passes a median that meets the target and fails one that misses it beyond the noise', async () => {
+    const { judge } = await load('bench-lib.mjs');
+    expect(judge([2, 2.1, 2.2], 2.5)).toMatchObject({ verdict: 'PASS', withinNoise: false, value: 2.1 });
+    expect(judge([3, 3, 3], 2.5)).toMatchObject({ verdict: 'FAIL', noise: 0 });
+    // Counts do not vary: a single loose file is a miss.
+    expect(judge([1], 0)).toMatchObject({ verdict: 'FAIL' });
+    expect(judge([0, 0], 0)).toMatchObject({ verdict: 'PASS' });
+  });
+
+  it('lets a miss smaller than the spread pass, flagged as within noise', async () => {
+    const { judge } = await load('bench-lib.mjs');
+    const j = judge([2, 2.6, 3.2, 2.2, 3.0], 2.5);
+    expect(j.value).toBe(2.6);
+    expect(j.noise).toBeGreaterThan(0.1);
+    expect(j).toMatchObject({ verdict: 'PASS', withinNoise: true });
+  });
+
+  it('judges a strict target strictly', async () => {
+    const { judge } = await load('bench-lib.mjs');
+    expect(judge([200], 200, '<').verdict).toBe('FAIL');
+    expect(judge([199.9], 200, '<').verdict).toBe('PASS');
+  });
+
+  it('pairs samples A B, B A and takes the ratio pair by pair', async () => {
+    const { paired } = await load('bench-lib.mjs');
+    const order: string[] = [];
+    let t = 0;
+    const a = (warm: boolean) => {
+      order.push(warm ? 'a*' : 'a');
+      t += 2;
+      return t;
+    };
+    const b = (warm: boolean) => {
+      order.push(warm ? 'b*' : 'b');
+      return 1;
+    };
+    const p = paired(3, a, b);
+    expect(order).toEqual(['a*', 'b*', 'a', 'b', 'b', 'a', 'a', 'b']);
+    expect(p.ratios).toEqual([4, 6, 8]);
+  });
+});
+
+describe('lease-wait figures', () => {
+  it('reads a row per scenario and transport from the script’s JSON', async () => {
+    const { leaseWaitRows, lastJson } = await load('bench-lease-row.mjs');
+    const out = {
+      samples: 2,
+      scenarios: {
+        random: {
+          file: { samples: [{ latencyMs: 900 }, { latencyMs: 1100 }], medianLatencyMs: 1000, pollsPerSecond: 0.46 },
+          http: {
+            samples: [{ latencyMs: 700 }, { latencyMs: 800 }],
+            pollsPerSecond: 0.4,
+            httpRequestsPerSecond: 0.8,
+          },
+        },
+        repeat: { file: { medianLatencyMs: 300, pollsPerSecond: 0.2 } },
+      },
+    };
+    const text = `progress line\n${JSON.stringify(out, null, 2)}\n`;
+    expect(leaseWaitRows(lastJson(text))).toEqual([
+      {
+        scenario: 'random',
+        transport: 'file',
+        samplesMs: [900, 1100],
+        pollsPerSecond: 0.46,
+        httpRequestsPerSecond: undefined,
+      },
+      { scenario: 'random', transport: 'http', samplesMs: [700, 800], pollsPerSecond: 0.4, httpRequestsPerSecond: 0.8 },
+      {
+        scenario: 'repeat',
+        transport: 'file',
+        samplesMs: [300],
+        pollsPerSecond: 0.2,
+        httpRequestsPerSecond: undefined,
+      },
+    ]);
+  });
+
+  it('finds no rows in output that is not the expected JSON', async () => {
+    const { leaseWaitRows, lastJson } = await load('bench-lease-row.mjs');
+    expect(lastJson('no json here')).toBeUndefined();
+    expect(leaseWaitRows(undefined)).toEqual([]);
+    expect(leaseWaitRows({ scenarios: { random: null } })).toEqual([]);
+    expect(leaseWaitRows({ medianMs: 5 })).toEqual([]);
+  });
+});
+
+describe('npm run bench', () => {
+  it('refuses an unknown row with a usage message, not a stack trace', () => {
+    const r = bench(['--only', '1,9']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--only 1,9: unknown row 9');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('reports rows it cannot measure as SKIP with the reason, and still exits 0 under --check', () => {
+    const r = bench(['--only', '1,2,8', '--no-remote', '--repeat', '1', '--check', '--out', OUT]);
+    expect(r.stderr).not.toContain('CHECK FAILED');
+    expect(r.status).toBe(0);
+    const rows = r.stdout.split('\n').filter((l) => /^\s*[128] {2}/.test(l)); // the table, not the details
+    expect(rows.length).toBe(9);
+    for (const l of rows) expect(l).toMatch(/SKIP$/);
+    expect(r.stdout).toContain('SKIP: --no-remote');
+    expect(r.stdout).toMatch(/0 PASS, 0 FAIL, 9 SKIP/);
+    const results = JSON.parse(readFileSync(OUT, 'utf8'));
+    expect(results.rows.map((x: { verdict: string }) => x.verdict)).toEqual(Array(9).fill('SKIP'));
+    expect(results.floors.nodeStartMs).toBeGreaterThan(0);
+  });
+});

@@ -64,6 +64,11 @@ function compile(schema: unknown): Validator | undefined {
     case 'string':
       if (!onlyKeys(def, ['type', 'checks', 'coerce']) || def.coerce) return undefined;
       return withChecks((v) => (typeof v === 'string' ? v : NO));
+    case 'number':
+      // zod's number takes finite numbers only (int, min and max are its checks); a custom `error`
+      // only words the message, and an invalid value goes to zod anyway.
+      if (!onlyKeys(def, ['type', 'checks', 'coerce', 'error']) || def.coerce) return undefined;
+      return withChecks((v) => (typeof v === 'number' && Number.isFinite(v) ? v : NO));
     case 'boolean':
       if (!onlyKeys(def, ['type', 'checks', 'coerce']) || def.coerce) return undefined;
       return withChecks((v) => (typeof v === 'boolean' ? v : NO));
@@ -167,6 +172,7 @@ function compile(schema: unknown): Validator | undefined {
       });
     }
     default:
+      console.log('FASTDBG', def.type, Object.keys(def));
       return undefined;
   }
 }

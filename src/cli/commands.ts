@@ -50,6 +50,16 @@ const RECOVERY: Record<string, OptionSpec> = {
 
 const REASON: OptionSpec = { type: 'string', value: 'TEXT', help: 'why (recorded with who asked)' };
 
+/** plan and reconcile over every environment of an EnvironmentGroup, as one batch (docs/batches.md). */
+const GROUP: Record<string, OptionSpec> = {
+  environment: { ...(COMMON.environment as OptionSpec), help: 'environment to act on (required, unless --group)' },
+  group: {
+    type: 'string',
+    value: 'G',
+    help: 'every environment of EnvironmentGroup G, in promotion order, as one batch with one token (instead of -e)',
+  },
+};
+
 export interface CommandSpec {
   summary: string;
   /** Written out when the command has several forms; otherwise made from `required` and the options. */
@@ -76,9 +86,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'Reads the configuration from the source commit (HEAD), takes the environment’s lease, executes\n' +
       'the units whose desired document differs from their receipt wave by wave (the units of a wave in\n' +
       'parallel), checkpoints after each wave and lands one transition commit. With nothing to do it\n' +
-      'takes no lease and writes nothing.',
+      'takes no lease and writes nothing. With --group G --plan <batch token>: each environment of\n' +
+      'the group in turn, as `nyl plan --group G` planned it, the batch recorded on the group’s ref; the\n' +
+      'same command again continues an interrupted batch without running environments done.',
     options: {
       ...COMMON,
+      ...GROUP,
       ...WAIT_LEASE,
       parallelism: { type: 'string', value: 'N', help: 'units of a wave run at once (default: 4)' },
       'cancel-grace': {
@@ -110,7 +123,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
         help: 'apply a source commit older than the one the environment was last reconciled from (with --reason)',
       },
     },
-    exits: `0 done, or superseded (an older source: nothing run); ${WRITE_FAILS}, or a unit failed; 2 lease held or broken, units awaiting approval, a stale or missing plan, a promotion gate or a diverged source refused; 4 uncertain units, lease lost, run cancelled, a write in doubt`,
+    exits: `0 done, or superseded (an older source: nothing run); ${WRITE_FAILS}, or a unit failed; 2 lease held or broken, units awaiting approval, a stale or missing plan, a promotion gate or a diverged source refused, a batch not done or run by another request; 4 uncertain units, lease lost, run cancelled, a write in doubt`,
   },
   plan: {
     summary: 'show what reconcile would execute; executes and writes nothing',
@@ -118,8 +131,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
     description:
       'Compares the desired documents of the source commit with the recorded receipts. A unit that\n' +
       'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
-      'outputs change.',
-    options: { ...COMMON, ...RECOVERY },
+      'outputs change. With --group G: every environment of the group in promotion order, and one\n' +
+      'token for the batch (`nyl reconcile --group G --plan <token>` runs it).',
+    options: { ...COMMON, ...GROUP, ...RECOVERY },
     exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
   },
   status: {

@@ -10,14 +10,14 @@ export interface Mode {
 /**
  * Makes every nyl command quoted in a message (`` `nyl recover -e dev …` ``) complete for the mode
  * the message was printed in: `--local` for a local run, `--remote NAME` for another remote, so a
- * fix works when pasted. Commands without `-e` (a mention, not a command) are left alone; an
+ * fix works when pasted. Commands without `-e` or `--group` (a mention, not a command) are left alone; an
  * `nyl exec` gets the flag before its `--`.
  */
 export function completeCommands(text: string, mode: Mode): string {
   const flag = mode.local ? '--local' : mode.remote && mode.remote !== 'origin' ? `--remote ${mode.remote}` : '';
   if (!flag || !text.includes('`nyl ')) return text;
   return text.replace(/`(nyl [^`]*)`/g, (whole, cmd: string) => {
-    if (!/ -e \S/.test(cmd) || /(^| )--(local|remote)( |$)/.test(cmd)) return whole;
+    if (!/ (-e|--group) \S/.test(cmd) || /(^| )--(local|remote)( |$)/.test(cmd)) return whole;
     const sep = cmd.indexOf(' -- ');
     return sep >= 0 ? `\`${cmd.slice(0, sep)} ${flag}${cmd.slice(sep)}\`` : `\`${cmd} ${flag}\``;
   });

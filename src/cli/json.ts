@@ -17,6 +17,7 @@ const problemSchema = z.object({
 });
 
 const rowSchema = z.object({
+  environment: z.string().optional().describe('A batch over a group (--group): the environment the row is of'),
   unit: z.string(),
   kind: z.string(),
   result: z
@@ -44,7 +45,10 @@ export const ReportSchema = z
       .describe(
         'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
       ),
-    environment: z.string().optional().describe('Absent only when the command line itself was refused'),
+    environment: z
+      .string()
+      .optional()
+      .describe('Absent when the command line itself was refused, and for a batch over a group (facts.group)'),
     outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
     result: z
       .enum(['success', 'failed', 'refused', 'drift', 'uncertain', 'superseded'])

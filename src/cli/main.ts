@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import { configJsonSchema } from '../core/config/schema.js';
 import { toolStats } from '../core/drivers/process.js';
 import { gitStats } from '../core/git/exec.js';
+import { planGroup } from '../core/ops/batch/plan.js';
+import { reconcileGroup } from '../core/ops/batch/reconcile.js';
+import { type BatchReport, isBatchReport } from '../core/ops/batch/report.js';
 import { listEnvironments } from '../core/ops/environments.js';
 import { exec } from '../core/ops/exec.js';
 import { type JobLookup, noLookup } from '../core/ops/github-job.js';
@@ -27,6 +30,7 @@ import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
+import { batchJson, completeBatch, renderBatch } from './batch.js';
 import { COMMANDS, GROUPS, groupHelp, helpFor, mainHelp } from './commands.js';
 import { completeCommands, completeProblem, type Mode } from './complete.js';
 import { refusedJson, reportJsonSchema, type Stats, toJson } from './json.js';
@@ -42,7 +46,7 @@ export interface Io {
 export const VERSION = '0.1.0';
 
 type Values = Record<string, string | boolean | string[] | undefined>;
-type Report = RunReport | StatusReport | OpReport;
+type Report = RunReport | StatusReport | OpReport | BatchReport;
 
 function usage(message: string, fix: string): NylError {
   return new NylError(problem('NYL-USAGE', message, { fix, exit: Exit.failed }));
@@ -106,8 +110,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
       { cancellation, onEvent: progress.onEvent, jobLookup: cliJobLookup() },
     );
     if (['reconcile', 'teardown', 'exec'].includes(command)) await identifyJob();
-    const report = complete(await runCommand(ctx, command, values, positionals, opts, json), mode);
+    const ran = await runCommand(ctx, command, values, positionals, opts, json);
     progress.stop();
+    if (isBatchReport(ran)) {
+      const batch = completeBatch(ran, mode);
+      out(json ? `${JSON.stringify(batchJson(batch, statsOf(ctx)), null, 2)}\n` : renderBatch(batch));
+      return batch.exit;
+    }
+    const report = complete(ran, mode);
     if (json) out(`${JSON.stringify(toJson(report, statsOf(ctx)), null, 2)}\n`);
     else if ('outcome' in report) out(renderOp(report));
     else out(report.operation === 'status' ? renderStatus(report as StatusReport) : renderRun(report as RunReport));
@@ -201,13 +211,16 @@ interface CheckedOptions {
   limit?: number;
   sinceMs?: number;
   olderThanMs?: number;
+  /** --group: a batch over every environment of this EnvironmentGroup. */
+  group?: string;
 }
 
 /** Every rule about which options go together, each answered with NYL-USAGE and a fix. */
 function checkOptions(command: string, values: Values, positionals: string[]): CheckedOptions {
   const environment = (values.environment as string | undefined) ?? '';
-  // Every command acts on one environment, but the one that lists them.
-  if (!environment && command !== 'environments')
+  const group = checkGroup(command, values);
+  // Every command acts on one environment, but the one that lists them (and batches over a group).
+  if (!environment && command !== 'environments' && group === undefined)
     throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
   let parallelism = DEFAULT_PARALLELISM;
   if (values.parallelism !== undefined) {
@@ -282,6 +295,7 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
   }
   return {
     environment,
+    group,
     parallelism,
     cancelGraceMs,
     waitLeaseMs,
@@ -292,6 +306,29 @@ function checkOptions(command: string, values: Values, positionals: string[]): C
     sinceMs,
     olderThanMs,
   };
+}
+
+/** `--group G` (plan, reconcile): instead of -e; reconcile runs only a planned batch, by its token. */
+function checkGroup(command: string, values: Values): string | undefined {
+  const group = values.group as string | undefined;
+  if (group === undefined) return undefined;
+  if (!group) throw usage(`${command} --group is empty`, 'pass --group G, the name of an EnvironmentGroup');
+  if (values.environment !== undefined)
+    throw usage(`${command} takes -e ENV or --group G, not both`, 'drop -e to act on every environment of the group');
+  if (command !== 'reconcile') return group;
+  const f = values.failed ? ' --failed' : '';
+  if (values.plan === undefined)
+    throw usage(
+      'reconcile --group needs --plan <batch token>',
+      `run \`nyl plan --group ${group}${f}\`, review it, and pass its token: \`nyl reconcile --group ${group}${f} --plan <token>\``,
+    );
+  const perEnv = ['approve', 'unit', 'reapply', 'allow-older-source', 'reason'].filter((k) => values[k] !== undefined);
+  if (perEnv.length)
+    throw usage(
+      `reconcile --group does not take --${perEnv[0]}`,
+      'the batch token approves what each environment’s plan shows; approve or reapply per environment with -e ENV',
+    );
+  return group;
 }
 
 function optionDuration(values: Values, name: string, example: string): number | undefined {
@@ -332,6 +369,13 @@ async function runCommand(
   const unit = units[0] as string;
   switch (command) {
     case 'reconcile':
+      if (o.group !== undefined)
+        return reconcileGroup(ctx, {
+          group: o.group,
+          plan: values.plan as string,
+          failed: values.failed === true,
+          parallelism,
+        });
       return reconcile(ctx, {
         environment,
         parallelism,
@@ -344,6 +388,7 @@ async function runCommand(
         allowConfigChange: values['allow-config-change'] === true,
       });
     case 'plan':
+      if (o.group !== undefined) return planGroup(ctx, { group: o.group, failed: values.failed === true });
       return plan(ctx, { environment, failed: values.failed === true, from: values.from as string[] | undefined });
     case 'verify':
       return verify(ctx, { environment, parallelism });

@@ -1,0 +1,42 @@
+import type { RunRecord } from '../../state/documents.js';
+import { walkHistory } from '../../state/history-read.js';
+import { readEnvironment } from '../../state/read.js';
+import { Exit, type ExitCode } from '../../util/errors.js';
+import type { OpContext } from '../workspace.js';
+
+/** How far back the run history is read for the run a batch lost track of. */
+const LOOK_BACK = 20;
+
+/** A run's exit code from its final record, as its reconcile would have exited. */
+export function exitOfRecord(r: RunRecord): ExitCode {
+  const results = Object.values(r.results ?? {}).map((u) => u.result);
+  if (results.includes('uncertain')) return Exit.uncertain;
+  if (r.state === 'failed' || results.includes('failed')) return Exit.failed;
+  if (results.includes('awaiting-approval')) return Exit.refused;
+  return Exit.ok;
+}
+
+/**
+ * The reconcile that landed on `environment` after the batch started it, when the batch could not
+ * record it (killed between the landing and its own write, or a write of the record that was lost):
+ * the oldest reconcile in the run history that started at or after `since` and landed a transition.
+ */
+export async function landedSince(
+  ctx: OpContext,
+  prefix: string,
+  environment: string,
+  since: string,
+): Promise<RunRecord | undefined> {
+  const state = await readEnvironment(ctx.repo, ctx.backend, prefix, environment);
+  const from = Date.parse(since);
+  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, LOOK_BACK);
+  let found: RunRecord | undefined;
+  for (let i = 0; i < LOOK_BACK; i++) {
+    const next = await walk.next();
+    if (next.done) break;
+    const r = next.value.record;
+    if (Date.parse(r.startedAt) < from) break;
+    if (r.operation === 'reconcile' && (r.state === 'succeeded' || r.state === 'failed')) found = r;
+  }
+  return found;
+}

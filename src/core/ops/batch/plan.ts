@@ -1,0 +1,87 @@
+import { type Config, loadConfig } from '../../config/load.js';
+import { type Selection, selectEnvironment } from '../../resolve/select.js';
+import { sha256Key } from '../../util/canonical.js';
+import { worstExit } from '../../util/errors.js';
+import { configKey, plan } from '../plan.js';
+import type { RunReport } from '../report.js';
+import type { OpContext } from '../workspace.js';
+import { groupMembers } from './members.js';
+import type { BatchReport } from './report.js';
+import { batchToken } from './token.js';
+
+/** One environment's plan, as a batch keeps it. */
+export interface EnvPlan {
+  environment: string;
+  report: RunReport;
+  token: string;
+  desired?: string;
+  observed?: string;
+  /** A digest of its units' configuration as written (kind, name, spec, dependencies). */
+  config: string;
+  /** Where its refs live. */
+  prefix: string;
+  /** Something would execute or inspect: a reconcile of it takes the lease. */
+  needsRun: boolean;
+}
+
+/** Rows a reconcile acts on (an approved plan's awaiting-approval rows execute too). */
+const ACTS = new Set(['execute', 'maybe', 'inspect', 'awaiting-approval']);
+
+export const fact = (r: RunReport, key: string) => r.extra?.find(([k]) => k === key)?.[1];
+
+function configDigest(sel: Selection): string {
+  return sha256Key([...sel.units.keys()].sort().map((u) => [u, configKey(sel, u)]));
+}
+
+/** Each environment planned as `nyl plan -e` plans it, one after another. */
+export async function planEach(ctx: OpContext, cfg: Config, envs: string[], failed: boolean): Promise<EnvPlan[]> {
+  const out: EnvPlan[] = [];
+  for (const environment of envs) {
+    const report = await plan(ctx, { environment, ...(failed ? { failed } : {}) });
+    const sel = selectEnvironment(cfg, environment);
+    out.push({
+      environment,
+      report,
+      token: String(fact(report, 'token')),
+      desired: report.desired,
+      observed: report.observed,
+      config: configDigest(sel),
+      prefix: sel.prefix,
+      needsRun: report.rows.some((r) => ACTS.has(r.result)),
+    });
+  }
+  return out;
+}
+
+export async function loadGroup(ctx: OpContext, group: string): Promise<{ cfg: Config; members: string[] }> {
+  const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
+  return { cfg, members: groupMembers(cfg, group) };
+}
+
+/** `nyl plan --group G`: every environment's plan in promotion order, and one token for the batch. */
+export async function planGroup(ctx: OpContext, opts: { group: string; failed?: boolean }): Promise<BatchReport> {
+  const failed = opts.failed === true;
+  const { cfg, members } = await loadGroup(ctx, opts.group);
+  const plans = await planEach(ctx, cfg, members, failed);
+  const token = batchToken({ group: opts.group, failed, plans });
+  const problems = plans.flatMap((p) => p.report.problems);
+  return {
+    batch: true,
+    operation: 'plan',
+    group: opts.group,
+    outcome: plans.some((p) => p.needsRun) ? 'planned' : 'nothing to do',
+    token,
+    source: cfg.source,
+    failed,
+    environments: plans.map((p) => ({
+      environment: p.environment,
+      token: p.token,
+      state: 'planned',
+      result: String(fact(p.report, 'plan') ?? ''),
+      exit: p.report.exit,
+      report: p.report,
+    })),
+    problems,
+    exit: worstExit(plans.map((p) => p.report.exit)),
+  };
+}

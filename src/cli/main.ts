@@ -315,6 +315,11 @@ function checkGroup(command: string, values: Values): string | undefined {
   if (!group) throw usage(`${command} --group is empty`, 'pass --group G, the name of an EnvironmentGroup');
   if (values.environment !== undefined)
     throw usage(`${command} takes -e ENV or --group G, not both`, 'drop -e to act on every environment of the group');
+  if (values.from !== undefined)
+    throw usage(
+      `${command} --group does not take --from`,
+      `--from names units of one environment: \`nyl ${command} -e ENV --from U\``,
+    );
   if (command !== 'reconcile') return group;
   const f = values.failed ? ' --failed' : '';
   if (values.plan === undefined)
@@ -374,6 +379,7 @@ async function runCommand(
           group: o.group,
           plan: values.plan as string,
           failed: values.failed === true,
+          allowConfigChange: values['allow-config-change'] === true,
           parallelism,
         });
       return reconcile(ctx, {

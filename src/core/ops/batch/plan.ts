@@ -1,9 +1,9 @@
 import { type Config, loadConfig } from '../../config/load.js';
 import { type Selection, selectEnvironment } from '../../resolve/select.js';
-import { sha256Key } from '../../util/canonical.js';
 import { worstExit } from '../../util/errors.js';
-import { configKey, plan } from '../plan.js';
+import { plan } from '../plan.js';
 import type { RunReport } from '../report.js';
+import { selectionRevision } from '../revision.js';
 import type { OpContext } from '../workspace.js';
 import { groupMembers } from './members.js';
 import type { BatchReport } from './report.js';
@@ -16,7 +16,7 @@ export interface EnvPlan {
   token: string;
   desired?: string;
   observed?: string;
-  /** A digest of its units' configuration as written (kind, name, spec, dependencies). */
+  /** The configuration revision of all its units (launch settings, variable names: ops/revision.ts). */
   config: string;
   /** Where its refs live. */
   prefix: string;
@@ -30,7 +30,7 @@ const ACTS = new Set(['execute', 'maybe', 'inspect', 'awaiting-approval']);
 export const fact = (r: RunReport, key: string) => r.extra?.find(([k]) => k === key)?.[1];
 
 function configDigest(sel: Selection): string {
-  return sha256Key([...sel.units.keys()].sort().map((u) => [u, configKey(sel, u)]));
+  return selectionRevision(sel, sel.units.keys());
 }
 
 /** Each environment planned as `nyl plan -e` plans it, one after another. */

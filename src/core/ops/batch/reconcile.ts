@@ -18,6 +18,8 @@ export interface GroupReconcileOptions {
   /** The batch token `nyl plan --group` printed. */
   plan: string;
   failed?: boolean;
+  /** --allow-config-change, for every environment of the batch. */
+  allowConfigChange?: boolean;
   parallelism?: number;
 }
 
@@ -159,7 +161,7 @@ export async function reconcileGroup(ctx: OpContext, opts: GroupReconcileOptions
     }
     const token = tokens.get(e.environment) as string;
     ctx.onEvent({ type: 'note', text: `batch ${parsed.id}: reconciling ${e.environment} (${i + 1} of ${n})` });
-    const outcome = await reconcileOne(ctx, e.environment, token, opts, failed);
+    const outcome = await reconcileOne(ctx, e.environment, token, opts, failed, resumed.has(e.environment));
     const at = isoTime(ctx.now());
     if (outcome.report && !ctx.cancellation.requested) {
       e.done = doneOf(outcome.report, at);
@@ -336,6 +338,7 @@ async function reconcileOne(
   token: string,
   opts: GroupReconcileOptions,
   failed: boolean,
+  resumed: boolean,
 ): Promise<{ report?: RunReport | OpReport; problems: Problem[]; goOn: boolean; leaseHeld?: boolean }> {
   try {
     const report = await reconcile(ctx, {
@@ -343,6 +346,9 @@ async function reconcileOne(
       plan: token,
       ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
       ...(failed ? { failed } : {}),
+      // The batch's own interrupted attempt recorded no configuration revision; the configuration
+      // is the one the batch was planned with (judge compared it), so that is no change.
+      ...(opts.allowConfigChange || resumed ? { allowConfigChange: true } : {}),
     });
     return { report, problems: [], goOn: true };
   } catch (e) {

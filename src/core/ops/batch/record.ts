@@ -16,7 +16,7 @@ const EntrySchema = z.looseObject({
   environment: z.string(),
   /** The environment's plan token the batch accepted. */
   plan: z.string(),
-  /** The tips that plan was made from, and a digest of its units' configuration as written. */
+  /** The tips that plan was made from, and the configuration revision of all its units. */
   desired: z.string().optional(),
   observed: z.string().optional(),
   config: z.string(),

@@ -20,6 +20,8 @@ export interface EnvPlan {
   config: string;
   /** Where its refs live. */
   prefix: string;
+  /** Its plan warned NYL-CONFIG-CHANGED: its reconcile needs --allow-config-change. */
+  configChanged: boolean;
   /** Something would execute or inspect: a reconcile of it takes the lease. */
   needsRun: boolean;
 }
@@ -46,6 +48,7 @@ export async function planEach(ctx: OpContext, cfg: Config, envs: string[], fail
       desired: report.desired,
       observed: report.observed,
       config: configDigest(sel),
+      configChanged: report.problems.some((p) => p.code === 'NYL-CONFIG-CHANGED'),
       prefix: sel.prefix,
       needsRun: report.rows.some((r) => ACTS.has(r.result)),
     });

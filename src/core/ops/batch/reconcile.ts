@@ -68,7 +68,11 @@ export async function reconcileGroup(ctx: OpContext, opts: GroupReconcileOptions
   /** The plan token each environment left to run is reconciled with. */
   const tokens = new Map<string, string>();
   const reports = new Map<string, BatchEntryReport>();
-  /** Environments whose run the batch started and that died: their plan changed only by it. */
+  /**
+   * Environments a request of this batch went to reconcile before, planned with no configuration
+   * change: a recovery run's check would count the batch's own interrupted attempt (which recorded
+   * no revision) as one, but the configuration is the one the batch was planned with.
+   */
   const resumed = new Set<string>();
   let doc: BatchDoc;
 
@@ -95,6 +99,7 @@ export async function reconcileGroup(ctx: OpContext, opts: GroupReconcileOptions
         desired: p.desired,
         observed: p.observed,
         config: p.config,
+        ...(p.configChanged ? { configChanged: true } : {}),
       })),
     };
     for (const p of plans) tokens.set(p.environment, p.token);
@@ -114,7 +119,7 @@ export async function reconcileGroup(ctx: OpContext, opts: GroupReconcileOptions
         const verdict = await judge(ctx, e, plans[i] as EnvPlan);
         if (verdict.kind === 'run') {
           tokens.set(e.environment, verdict.token);
-          if (verdict.token !== e.plan) resumed.add(e.environment);
+          if (e.started && !e.configChanged) resumed.add(e.environment);
         } else if (verdict.kind === 'adopt') {
           e.done = verdict.done;
           delete e.last;
@@ -177,7 +182,8 @@ export async function reconcileGroup(ctx: OpContext, opts: GroupReconcileOptions
         result: e.done.result,
         exit: e.done.exit,
         at,
-        detail: e.done.detail ?? (resumed.has(e.environment) ? 'continued after its interrupted run' : undefined),
+        detail:
+          e.done.detail ?? (resumed.has(e.environment) && !e.last ? 'continued after its interrupted run' : undefined),
         report: outcome.report,
       });
       continue;
@@ -346,8 +352,6 @@ async function reconcileOne(
       plan: token,
       ...(opts.parallelism !== undefined ? { parallelism: opts.parallelism } : {}),
       ...(failed ? { failed } : {}),
-      // The batch's own interrupted attempt recorded no configuration revision; the configuration
-      // is the one the batch was planned with (judge compared it), so that is no change.
       ...(opts.allowConfigChange || resumed ? { allowConfigChange: true } : {}),
     });
     return { report, problems: [], goOn: true };

@@ -20,6 +20,8 @@ const EntrySchema = z.looseObject({
   desired: z.string().optional(),
   observed: z.string().optional(),
   config: z.string(),
+  /** Its plan warned NYL-CONFIG-CHANGED when the batch was recorded. */
+  configChanged: z.boolean().optional(),
   /** When a request of this batch first went to reconcile it (kept from the first attempt). */
   started: z.looseObject({ at: time, request: z.string() }).optional(),
   /** Its run finished (any result): a later request does not run it again. */

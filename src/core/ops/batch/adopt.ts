@@ -19,13 +19,15 @@ export function exitOfRecord(r: RunRecord): ExitCode {
 /**
  * The reconcile that landed on `environment` after the batch started it, when the batch could not
  * record it (killed between the landing and its own write, or a write of the record that was lost):
- * the oldest reconcile in the run history that started at or after `since` and landed a transition.
+ * the oldest reconcile in the run history that started at or after `since`, executed one of the
+ * batch's plan tokens for it (not a reconcile someone ran with -e meanwhile) and landed a transition.
  */
 export async function landedSince(
   ctx: OpContext,
   prefix: string,
   environment: string,
   since: string,
+  tokens: string[],
 ): Promise<RunRecord | undefined> {
   const state = await readEnvironment(ctx.repo, ctx.backend, prefix, environment);
   const from = Date.parse(since);
@@ -36,7 +38,8 @@ export async function landedSince(
     if (next.done) break;
     const r = next.value.record;
     if (Date.parse(r.startedAt) < from) break;
-    if (r.operation === 'reconcile' && (r.state === 'succeeded' || r.state === 'failed')) found = r;
+    const landed = r.state === 'succeeded' || r.state === 'failed';
+    if (r.operation === 'reconcile' && landed && r.plan !== undefined && tokens.includes(r.plan)) found = r;
   }
   return found;
 }

@@ -154,17 +154,22 @@ export async function reconcileGroup(ctx: OpContext, opts: GroupReconcileOptions
       reports.set(e.environment, notRun(e, tokens.get(e.environment)));
       continue;
     }
+    const token = tokens.get(e.environment) as string;
     if (!e.started) {
       e.started = { at: isoTime(ctx.now()), request };
       s.dirty = true;
       s.notes.push(`start ${e.environment}`);
+    }
+    // Its run, once landed, is known by the plan token it executed (its record keeps it).
+    if (token !== e.plan && !e.tokens?.includes(token)) {
+      e.tokens = [...(e.tokens ?? []), token];
+      s.dirty = true;
     }
     if (!(await flush(s, problems))) {
       busy = stopped = true;
       reports.set(e.environment, notRun(e, tokens.get(e.environment)));
       continue;
     }
-    const token = tokens.get(e.environment) as string;
     ctx.onEvent({ type: 'note', text: `batch ${parsed.id}: reconciling ${e.environment} (${i + 1} of ${n})` });
     const outcome = await reconcileOne(ctx, e.environment, token, opts, failed, resumed.has(e.environment));
     const at = isoTime(ctx.now());
@@ -273,15 +278,15 @@ type Verdict =
  * An environment the batch has not done yet. Its plan as recorded: it runs. Otherwise, when the
  * batch had started it: the state it was planned from, untouched but for that interrupted run's own
  * leftovers (same tips, same configuration) — it runs, its reconcile importing the dead run first;
- * or a reconcile that landed since the batch started it — that run is its result. Anything else
- * changed it: the batch is stale.
+ * or a reconcile of one of its tokens that landed since the batch started it — that run is its
+ * result. Anything else changed it: the batch is stale.
  */
 async function judge(ctx: OpContext, e: BatchEntry, p: EnvPlan): Promise<Verdict> {
   if (p.token === e.plan) return { kind: 'run', token: p.token };
   if (!e.started) return { kind: 'stale' };
   if (p.desired === e.desired && p.observed === e.observed && p.config === e.config)
     return { kind: 'run', token: p.token };
-  const r = await landedSince(ctx, p.prefix, e.environment, e.started.at);
+  const r = await landedSince(ctx, p.prefix, e.environment, e.started.at, [e.plan, ...(e.tokens ?? [])]);
   if (!r) return { kind: 'stale' };
   const exit = exitOfRecord(r);
   return {
@@ -359,7 +364,9 @@ async function reconcileOne(
     if (!(e instanceof NylError)) throw e;
     // A held lease may be another request of this very batch: stop rather than go around it.
     const held = e.problems.some((p) => p.code === 'NYL-LEASE-HELD');
-    return { problems: e.problems, goOn: e.exit === Exit.refused && !held, leaseHeld: held };
+    // In a batch every problem says which environment it is of.
+    const problems = e.problems.map((p) => (p.subject ? p : { ...p, subject: environment }));
+    return { problems, goOn: e.exit === Exit.refused && !held, leaseHeld: held };
   }
 }
 

@@ -24,6 +24,8 @@ const EntrySchema = z.looseObject({
   configChanged: z.boolean().optional(),
   /** When a request of this batch first went to reconcile it (kept from the first attempt). */
   started: z.looseObject({ at: time, request: z.string() }).optional(),
+  /** Other plan tokens it was reconciled with (a continued run after an import): its landed run has one. */
+  tokens: z.array(z.string()).optional(),
   /** Its run finished (any result): a later request does not run it again. */
   done: z
     .looseObject({

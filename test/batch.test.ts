@@ -239,6 +239,27 @@ describe('nyl plan --group / reconcile --group', () => {
     expect(ENVS.map((e) => s.runs(e, 'app'))).toEqual([2, 2, 2, 2]);
   }, 180_000);
 
+  it('a run landed meanwhile by a reconcile with -e is not taken as the batch having done that environment', async () => {
+    const marks = tempDir('nyl-batch-marks-');
+    const ctl = tempDir('nyl-batch-ctl-');
+    const config = groupConfig(['a', 'b'], marks, ctl).replace('name: fleet\n', 'name: fleet\npromote: [a, b]\n');
+    const dir = makeRepo({ 'nyl.yaml': config });
+    // a fails, so b's promotion gate refuses it: the batch started b and has not done it.
+    writeFileSync(join(ctl, 'fail-a'), '');
+    const token = (await nylJson<BatchJson>(dir, ['plan', '--group', 'fleet', '--local'])).json.facts.token;
+    const first = await nylJson<BatchJson>(dir, ['reconcile', '--group', 'fleet', '--local', '--plan', token]);
+    expect(first.json.facts.environments.map((e) => [e.environment, e.state, e.result])).toEqual([
+      ['a', 'ran', 'failed'],
+      ['b', 'refused', 'refused'],
+    ]);
+    rmSync(join(ctl, 'fail-a'));
+    for (const e of ['a', 'b']) expect((await nyl(dir, ['reconcile', '-e', e, '--local'])).code).toBe(0);
+    const again = await nylJson<BatchJson>(dir, ['reconcile', '--group', 'fleet', '--local', '--plan', token]);
+    expect(again.code, again.stdout).toBe(2);
+    expect(again.json.problems[0]?.code).toBe('NYL-BATCH-STALE');
+    expect(again.json.problems[0]?.message).toMatch(/the plans of b changed since the batch was recorded/);
+  }, 60_000);
+
   it('with nothing to do anywhere: the token answers at once, records no batch, runs nothing', async () => {
     const marks = tempDir('nyl-batch-marks-');
     const ctl = tempDir('nyl-batch-ctl-');

@@ -4,10 +4,21 @@
  * needs `--allow-config-change` while a rotated secret value does not; an accepted plan token
  * whose run landed answers with that run. Real git, a file:// remote, real processes.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { command, commitFiles, ENV_DEV, git, makeRepo, nyl, nylJson, tempDir } from './helpers/repo.js';
+import {
+  command,
+  commitFiles,
+  ENV_DEV,
+  git,
+  makeRepo,
+  nyl,
+  nylJson,
+  startNyl,
+  tempDir,
+  waitForFile,
+} from './helpers/repo.js';
 
 interface Row {
   unit: string;
@@ -29,17 +40,17 @@ function setup(opts: { bTimeout?: string } = {}) {
   git(root, 'init', '-q', '--bare', '-b', 'main', 'remote.git');
   const log = join(ctl, 'log');
   const say = (u: string) => `echo ${u} >> ${log}`;
-  const config = (b: { timeout: string; d: string }) =>
+  const config = (b: { timeout: string; d: string; bNote: string; dRetryable: boolean }) =>
     ENV_DEV +
     command('a', say('a')) +
-    command('b', `echo "b $API_TOKEN" >> ${log}; [ -f ${ctl}/ok ] || exit 3`, {
-      needs: ['a'],
-      timeout: b.timeout,
-      spec: { idempotent: true },
-    }) +
+    command(
+      'b',
+      `echo "b $API_TOKEN" >> ${log}; [ -f ${ctl}/hang ] && { touch ${ctl}/started; sleep 60; }; [ -f ${ctl}/ok ] || exit 3 # ${b.bNote}`,
+      { needs: ['a'], timeout: b.timeout, spec: { idempotent: true } },
+    ) +
     command('c', say('c'), { needs: ['b'], spec: { idempotent: true } }) +
-    command('d', b.d, { needs: ['a'] });
-  let current = { timeout: opts.bTimeout ?? '1m', d: say('d') };
+    command('d', b.d, { needs: ['a'], ...(b.dRetryable ? {} : { spec: { retryable: false } }) });
+  let current = { timeout: opts.bTimeout ?? '1m', d: say('d'), bNote: 'v1', dRetryable: true };
   const work = makeRepo({ 'nyl.yaml': config(current) });
   git(work, 'remote', 'add', 'origin', `file://${join(root, 'remote.git')}`);
   git(work, 'push', '-q', 'origin', 'main');
@@ -58,7 +69,8 @@ function setup(opts: { bTimeout?: string } = {}) {
     return text.split('\n').filter(Boolean);
   };
   const fix = () => writeFileSync(join(ctl, 'ok'), '');
-  return { work, change, ran, fix, say };
+  const unfix = () => rmSync(join(ctl, 'ok'), { force: true });
+  return { work, ctl, change, ran, fix, unfix, say };
 }
 
 const resultOf = (r: Report) => Object.fromEntries(r.rows.map((x) => [x.unit, x.result]));
@@ -161,6 +173,59 @@ describe('recovery runs', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(s.ran()).toEqual(['b rotated-value', 'c']);
+  });
+
+  it('--failed leaves a current dependant alone when what it consumes did not change', async () => {
+    const s = setup();
+    s.fix();
+    expect((await nyl(s.work, ['reconcile', '-e', 'dev'])).code).toBe(0);
+    // b changes and fails; c keeps its receipt (blocked, not failed).
+    s.unfix();
+    s.change({ bNote: 'v2' });
+    const failed = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev']);
+    expect(resultOf(failed.json)).toMatchObject({ b: 'failed', c: 'blocked' });
+    s.fix();
+    s.ran();
+    const r = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev', '--failed']);
+    expect(r.code, JSON.stringify(r.json.problems)).toBe(0);
+    expect(resultOf(r.json)).toMatchObject({ b: 'executed', c: 'current' });
+    expect(s.ran()).toEqual(['b ']);
+  });
+
+  it('--failed after a SIGKILLed run: the uncertain unit runs again, no configuration change claimed', async () => {
+    const s = setup();
+    writeFileSync(join(s.ctl, 'hang'), '');
+    const killed = startNyl(s.work, ['reconcile', '-e', 'dev']);
+    await waitForFile(join(s.ctl, 'started'));
+    killed.child.kill('SIGKILL');
+    await killed.done;
+    rmSync(join(s.ctl, 'hang'));
+    s.fix();
+    expect((await nyl(s.work, ['lease', 'break', '-e', 'dev', '--reason', 'runner died'])).code).toBe(0);
+    s.ran();
+    const r = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev', '--failed']);
+    expect(r.json.problems.map((p) => p.code)).not.toContain('NYL-CONFIG-CHANGED');
+    expect(r.code, JSON.stringify(r.json.problems)).toBe(0);
+    expect(resultOf(r.json)).toMatchObject({ b: 'executed', c: 'executed' });
+  });
+
+  it('--from a failed unit that is not retryable runs it; the order of --from does not change the token', async () => {
+    const s = setup();
+    s.fix();
+    s.change({ d: `${s.say('d')}; [ -f ${s.ctl}/d-ok ] || exit 4`, dRetryable: false });
+    const first = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev']);
+    expect(resultOf(first.json).d).toBe('failed');
+    writeFileSync(join(s.ctl, 'd-ok'), '');
+    s.ran();
+    const plain = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev']);
+    expect(resultOf(plain.json).d).toBe('failed'); // waits for a person: not retryable
+    expect(s.ran()).toEqual([]);
+    const one = await nylJson<Report>(s.work, ['plan', '-e', 'dev', '--from', 'd', '--from', 'c']);
+    const two = await nylJson<Report>(s.work, ['plan', '-e', 'dev', '--from', 'c', '--from', 'd']);
+    expect(one.json.facts?.token).toBe(two.json.facts?.token);
+    const r = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev', '--from', 'd', '--reason', 'fixed the input']);
+    expect(r.code, JSON.stringify(r.json.problems)).toBe(0);
+    expect(resultOf(r.json).d).toBe('executed');
   });
 
   it('--allow-config-change alone is a usage error', async () => {

@@ -52,8 +52,9 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number, ask
     const after = ev.action === 'pending' ? ` (after ${ev.on.join(', ')})` : '';
     rows.push({ ...row, ...planRow(d), ...(after ? { detail: `${planRow(d).detail}${after}` } : {}) });
   }
-  // A recovery plan is bound to its selection and the configuration revision it runs against.
-  const digest = rowsDigest(sel, rows, recovery ? [recovery.why, recovery.revision] : []);
+  // A recovery plan is bound to its selection. Not to the revision: that names the variables set
+  // where the plan was made (a PR job has no secrets); reconcile checks it against the failed attempt.
+  const digest = rowsDigest(sel, rows, recovery ? [recovery.why, [...recovery.only].sort()] : []);
   // Not the source commit: a merge that resolves to the same documents keeps the token.
   const token = `v2.${short(recorded.tips.desired)}.${short(recorded.tips.observed)}.${digest}`;
   return { rows, problems, token, recovery };
@@ -63,7 +64,7 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number, ask
  * What the plan's rows say, in 12 hex digits: each unit's result and the execution key of its
  * desired document (a unit whose inputs are not known yet: the key of its configuration).
  */
-function rowsDigest(sel: Selection, rows: UnitRow[], bound: string[]): string {
+function rowsDigest(sel: Selection, rows: UnitRow[], bound: unknown[]): string {
   const list: unknown[] = rows.map((r) => [r.unit, r.result, r.executionKey ?? configKey(sel, r.unit)]);
   return sha256Key(bound.length ? [...list, bound] : list).slice(7, 19);
 }
@@ -107,10 +108,13 @@ export function checkToken(
     });
     if (changed.length) what += `; units whose rows changed: ${changed.join(', ')}`;
   }
+  // A recovery plan's token is bound to its selection: the fix repeats it.
+  const flags = current.recovery ? ` ${current.recovery.why}` : '';
+  const reason = current.recovery?.why.includes('--from') ? ' --reason "…"' : '';
   return problem('NYL-PLAN-STALE', `plan ${given} is stale: ${what}`, {
     subject: env,
     exit: Exit.refused,
-    fix: `review the plan again with \`nyl plan -e ${env}\` and pass its new token to \`nyl reconcile -e ${env} --plan <token>\``,
+    fix: `review the plan again with \`nyl plan -e ${env}${flags}\` and pass its new token to \`nyl reconcile -e ${env}${flags}${reason} --plan <token>\``,
   });
 }
 

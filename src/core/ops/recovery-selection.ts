@@ -37,8 +37,10 @@ export interface RecoverySelection {
 export function recoverySelection(sel: Selection, state: EnvState, ask: RecoveryAsk): RecoverySelection | undefined {
   if (!ask.failed && !ask.from?.length) return undefined;
   // A group named with --from stands for all its instances.
-  const roots = new Set<string>(unitsNamed(sel, ask.from ?? []));
-  const retry = new Set<string>();
+  const from = new Set<string>(unitsNamed(sel, ask.from ?? []));
+  const roots = new Set(from);
+  // A unit named with --from runs again whatever its state: a failure, retryable or not, too.
+  const retry = new Set<string>([...from].filter((n) => state.observed.get(n)?.condition?.state === 'failed'));
   if (ask.failed) {
     const now = evaluateAll(sel, state);
     for (const [name, e] of now) {
@@ -49,8 +51,11 @@ export function recoverySelection(sel: Selection, state: EnvState, ask: Recovery
     }
   }
   const only = downstream(sel, roots);
-  const reapply = new Set([...only].filter((n) => !retry.has(n)));
-  const why = [ask.failed ? '--failed' : '', ...(ask.from ?? []).map((u) => `--from ${u}`)].filter(Boolean).join(' ');
+  // --from re-runs its subtree, current or not; --failed re-runs what failed, and its dependants
+  // execute as a reconcile would decide (a current one whose inputs come out the same is reused).
+  const reapply = new Set([...downstream(sel, from)].filter((n) => !retry.has(n)));
+  const named = [...new Set(ask.from ?? [])].sort();
+  const why = [ask.failed ? '--failed' : '', ...named.map((u) => `--from ${u}`)].filter(Boolean).join(' ');
   return {
     only,
     retry,
@@ -79,16 +84,18 @@ function downstream(sel: Selection, roots: Set<string>): Set<string> {
   return out;
 }
 
-/** Roots whose configuration revision is not the one recorded with their failed attempt (none recorded: changed). */
+/**
+ * Roots whose configuration revision is not the one recorded with their failed attempt. An
+ * attempt that recorded none (a dead run's import, a nyl before revisions) has nothing to compare.
+ */
 function changedSince(sel: Selection, state: EnvState, roots: Set<string>): string[] {
   const changed: string[] = [];
   for (const r of [...roots].sort()) {
     const c = state.observed.get(r)?.condition;
     const u = sel.units.get(r);
-    if (!c || !u) continue;
+    if (!c?.revision || !u) continue;
     const now = unitRevision(u);
-    if (c.revision !== now)
-      changed.push(c.revision ? `${r} (${c.revision.slice(7)} → ${now.slice(7)})` : `${r} (no revision recorded)`);
+    if (c.revision !== now) changed.push(`${r} (${c.revision.slice(7)} → ${now.slice(7)})`);
   }
   return changed;
 }

@@ -25,7 +25,7 @@ function variableNames(u: UnitConfig, env: NodeJS.ProcessEnv): string[] {
 
 /**
  * A unit's configuration revision (seed 004): its launch settings — kind, spec as configured,
- * timeout, dependencies — and the names of the environment variables it reads that are set. No
+ * timeout, dependencies, a configured list's item — and the names of the environment variables it reads that are set. No
  * value enters it, so a rotated secret keeps the revision while a changed setting does not.
  */
 export function unitRevision(u: UnitConfig, env: NodeJS.ProcessEnv = process.env): string {
@@ -35,6 +35,8 @@ export function unitRevision(u: UnitConfig, env: NodeJS.ProcessEnv = process.env
     spec: u.doc.spec,
     timeout: u.doc.timeout ?? null,
     needs: u.deps,
+    // An instance's item is configuration when the list is written in it (not when an output made it).
+    item: u.instance && u.forEach && 'list' in u.forEach ? (u.instance.item.value ?? null) : null,
     variables: variableNames(u, env),
   }).slice(0, 19);
 }

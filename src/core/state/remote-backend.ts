@@ -90,16 +90,21 @@ export class RemoteBackend implements RefBackend {
 
   async list(prefix: string): Promise<Map<string, string>> {
     const track = trackingRef(this.remote, prefix);
-    const r = await this.network([
-      'fetch',
-      '--quiet',
-      '--no-tags',
-      '--prune',
-      '--no-write-fetch-head',
-      '--no-auto-gc',
-      this.remote,
-      `+${prefix}/*:${track}/*`,
-    ]);
+    const fetch = () =>
+      this.network([
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--prune',
+        '--no-write-fetch-head',
+        '--no-auto-gc',
+        this.remote,
+        `+${prefix}/*:${track}/*`,
+      ]);
+    let r = await fetch();
+    // Another nyl in the same clone (`nyl runs` while a reconcile runs) updated the tracking refs
+    // between this fetch's read and its write: what it fetched is there; fetch again to read it.
+    for (let i = 0; i < 3 && r.code !== 0 && /cannot lock ref/.test(r.stderr); i++) r = await fetch();
     if (r.code !== 0) this.unreachable('fetch from', r);
     const both = await this.repo.listRefs(track, prefix);
     const out = new Map<string, string>();

@@ -1,28 +1,35 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
+import { bashPath, helperShellEnv } from './bash.js';
 import { workPath } from './workdir.js';
 
 /**
  * The watchdog ends the process groups nyl started when nyl itself dies, by any signal, SIGKILL
  * included (Linux has no parent-death signal a Node process can ask for its children). It is a
- * small bash loop started once per nyl process, on first need, in a process group of its own: nyl
- * writes `+PGID SIGNAL` when a group starts and `-PGID` when it is gone. When its stdin reaches
- * EOF — nyl exited or was killed, the kernel closes the pipe either way — it sends each group
- * still listed its stop signal (SIGTERM, or SIGINT for tools whose graceful stop that is), waits
- * up to the grace for them to go, then sends SIGKILL to what is left. With a state file it keeps
- * the list there (one `PGID` per line), for a CI post step or `nyl lease break` on the same host,
- * and removes the file once every group is gone.
+ * small bash loop started once per nyl process, on first need, in a process group of its own:
+ * `+PGID SIGNAL` when a group starts and `-PGID` when it is gone arrive on its stdin, from nyl and
+ * from the tool helper's wrappers (spawner.ts), which hold its stdin only until they have written
+ * their line. When its stdin reaches EOF — nyl exited or was killed, the kernel closes the pipe
+ * either way — it sends each group still listed its stop signal (SIGTERM, or SIGINT for tools
+ * whose graceful stop that is), waits up to the grace for them to go, then sends SIGKILL to what
+ * is left. With a state file it keeps the list there, for a CI post step or `nyl lease break` on
+ * the same host: a log of `+PGID` and `-PGID` lines, appended (no process started per change),
+ * emptied whenever no group is left, removed once every group is gone.
  */
 const SCRIPT = `
 grace_ms=$1; state=$2; live=" "
-save() { if [ -n "$state" ]; then printf '%s\\n' $live > "$state.tmp" && mv -f "$state.tmp" "$state"; fi; }
+[ -n "$state" ] && : > "$state"
 while IFS=' ' read -r cmd sig; do
+  g=\${cmd#[+-]}
+  case $g in ''|*[!0-9]*) continue ;; esac
+  case $sig in ''|*[!A-Z0-9]*) sig=TERM ;; esac
   case $cmd in
-    +*) g=\${cmd#+}; live="$live$g "; eval "sig_$g=\${sig:-TERM}" ;;
-    -*) g=\${cmd#-}; live="\${live/ $g / }" ;;
+    +*) live="$live$g "; eval "sig_$g=$sig"; [ -n "$state" ] && printf '+%s\\n' "$g" >> "$state" ;;
+    -*) live="\${live/ $g / }"
+        if [ -n "$state" ]; then if [ "$live" = " " ]; then : > "$state"; else printf -- '-%s\\n' "$g" >> "$state"; fi; fi ;;
   esac
-  save
 done
 set -- $live
 if [ $# -gt 0 ]; then
@@ -59,9 +66,11 @@ export function watchdogStateFile(): string {
 function start(): ChildProcess | undefined {
   if (child || process.platform === 'win32') return child;
   try {
-    child = spawn('bash', ['-c', SCRIPT, 'nyl-watchdog', String(settings.graceMs), watchdogStateFile()], {
+    const args = ['--noprofile', '--norc', '-c', SCRIPT, 'nyl-watchdog', String(settings.graceMs), watchdogStateFile()];
+    child = spawn(bashPath() ?? 'bash', args, {
       detached: true,
       stdio: ['pipe', 'ignore', 'ignore'],
+      env: helperShellEnv(),
     });
   } catch {
     return undefined;
@@ -74,6 +83,16 @@ function start(): ChildProcess | undefined {
   child.unref();
   (child.stdin as Socket | null)?.unref();
   return child;
+}
+
+/** The watchdog's stdin, for the tool helper's wrappers to announce the groups they start (started on first need). */
+export function watchdogInput(): Writable | undefined {
+  return start()?.stdin ?? undefined;
+}
+
+/** A group the tool helper announced to the watchdog itself: listed with the run's groups, released as usual. */
+export function noteGuarded(pgid: number): void {
+  guarded.set(pgid, 'tool');
 }
 
 /** Puts a process group under the watchdog: it dies with nyl (its stop signal first, then SIGKILL). */
@@ -95,14 +114,20 @@ export function guardedGroups(): number[] {
 
 /** The groups a watchdog's state file lists (another nyl process's, e.g. a killed main step's). */
 export function groupsListedIn(file: string): number[] {
+  let text: string;
   try {
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .map(Number)
-      .filter((n) => Number.isInteger(n) && n > 0);
+    text = readFileSync(file, 'utf8');
   } catch {
     return [];
   }
+  const live = new Set<number>();
+  for (const line of text.split('\n')) {
+    const n = Number(line.replace(/^[+-]/, ''));
+    if (!Number.isInteger(n) || n <= 0) continue;
+    if (line.startsWith('-')) live.delete(n);
+    else live.add(n);
+  }
+  return [...live];
 }
 
 /**

@@ -1,36 +1,44 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import type { Writable } from 'node:stream';
 import { bashPath, helperShellEnv } from './bash.js';
 import { workPath } from './workdir.js';
 
 /**
  * The watchdog ends the process groups nyl started when nyl itself dies, by any signal, SIGKILL
  * included (Linux has no parent-death signal a Node process can ask for its children). It is a
- * small bash loop started once per nyl process, on first need, in a process group of its own:
- * `+PGID SIGNAL` when a group starts and `-PGID` when it is gone arrive on its stdin, from nyl and
- * from the tool helper's wrappers (spawner.ts), which hold its stdin only until they have written
- * their line. When its stdin reaches EOF — nyl exited or was killed, the kernel closes the pipe
- * either way — it sends each group still listed its stop signal (SIGTERM, or SIGINT for tools
- * whose graceful stop that is), waits up to the grace for them to go, then sends SIGKILL to what
- * is left. With a state file it keeps the list there, for a CI post step or `nyl lease break` on
- * the same host: a log of `+PGID` and `-PGID` lines, appended (no process started per change),
- * emptied whenever no group is left, removed once every group is gone.
+ * small bash loop started once per nyl process, on first need, in a process group of its own: nyl
+ * writes `+PGID SIGNAL` on its stdin when a group starts and `-PGID` when it is gone. When its
+ * stdin reaches EOF — nyl exited or was killed, the kernel closes the pipe either way — it sends
+ * each group still listed its stop signal (SIGTERM, or SIGINT for tools whose graceful stop that
+ * is), waits up to the grace for them to go, then sends SIGKILL to what is left. With a state file
+ * it keeps the list there, for a CI post step or `nyl lease break` on the same host: a log of
+ * `+PGID SIGNAL` and `-PGID` lines, appended (no process started per change), to which the tool
+ * helpers' children (spawner.ts) append their own groups before they exec — so a tool is listed
+ * before nyl even hears of it — and which it reads back at EOF; removed once every group is gone.
  */
 const SCRIPT = `
 grace_ms=$1; state=$2; live=" "
-[ -n "$state" ] && : > "$state"
 while IFS=' ' read -r cmd sig; do
   g=\${cmd#[+-]}
   case $g in ''|*[!0-9]*) continue ;; esac
   case $sig in ''|*[!A-Z0-9]*) sig=TERM ;; esac
+  if [ -n "$state" ]; then printf '%s %s\\n' "$cmd" "$sig" >> "$state"; continue; fi
   case $cmd in
-    +*) live="$live$g "; eval "sig_$g=$sig"; [ -n "$state" ] && printf '+%s\\n' "$g" >> "$state" ;;
-    -*) live="\${live/ $g / }"
-        if [ -n "$state" ]; then if [ "$live" = " " ]; then : > "$state"; else printf -- '-%s\\n' "$g" >> "$state"; fi; fi ;;
+    +*) live="$live$g "; eval "sig_$g=$sig" ;;
+    -*) live="\${live/ $g / }" ;;
   esac
 done
+# The log lists nyl's lines and those the tool helpers' children appended themselves.
+if [ -n "$state" ] && [ -f "$state" ]; then
+  while IFS=' ' read -r cmd sig; do
+    g=\${cmd#[+-]}
+    case $g in ''|*[!0-9]*) continue ;; esac
+    case $sig in ''|*[!A-Z0-9]*) sig=TERM ;; esac
+    live="\${live/ $g / }"
+    case $cmd in +*) live="$live$g "; eval "sig_$g=$sig" ;; esac
+  done < "$state"
+fi
 set -- $live
 if [ $# -gt 0 ]; then
   for g in "$@"; do eval "s=\\$sig_$g"; kill -"$s" -- "-$g" 2>/dev/null; done
@@ -66,6 +74,9 @@ export function watchdogStateFile(): string {
 function start(): ChildProcess | undefined {
   if (child || process.platform === 'win32') return child;
   try {
+    // Made here, before anyone may append to it (the helpers' children do, at once).
+    const file = watchdogStateFile();
+    if (file) writeFileSync(file, '', { mode: 0o600 });
     const args = ['--noprofile', '--norc', '-c', SCRIPT, 'nyl-watchdog', String(settings.graceMs), watchdogStateFile()];
     child = spawn(bashPath() ?? 'bash', args, {
       detached: true,
@@ -85,9 +96,13 @@ function start(): ChildProcess | undefined {
   return child;
 }
 
-/** The watchdog's stdin, for the tool helper's wrappers to announce the groups they start (started on first need). */
-export function watchdogInput(): Writable | undefined {
-  return start()?.stdin ?? undefined;
+/**
+ * Where the tool helpers' children list the groups they start: the watchdog's state file, with
+ * the watchdog running ('' when there is none).
+ */
+export function watchdogLog(): string {
+  const file = watchdogStateFile();
+  return file && start() ? file : '';
 }
 
 /** A group the tool helper announced to the watchdog itself: listed with the run's groups, released as usual. */
@@ -122,7 +137,7 @@ export function groupsListedIn(file: string): number[] {
   }
   const live = new Set<number>();
   for (const line of text.split('\n')) {
-    const n = Number(line.replace(/^[+-]/, ''));
+    const n = Number(line.split(' ')[0]?.replace(/^[+-]/, ''));
     if (!Number.isInteger(n) || n <= 0) continue;
     if (line.startsWith('-')) live.delete(n);
     else live.add(n);

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { asUnit, liveTail } from '../src/core/drivers/live-log.js';
 import { type ProcessOptions, runProcess } from '../src/core/drivers/process.js';
 import { helperStats, useToolHelpers } from '../src/core/proc/spawner.js';
-import { groupsListedIn } from '../src/core/proc/watchdog.js';
+import { groupsListedIn, watchdogStateFile } from '../src/core/proc/watchdog.js';
 import { Cancellation } from '../src/core/util/cancel.js';
 import { masker } from '../src/core/util/mask.js';
 import { tempDir, waitForFile } from './helpers/repo.js';
@@ -26,6 +26,13 @@ function procFacts(pid: number): { pgrp: number; ignored: bigint } {
   const ignored = BigInt(`0x${/SigIgn:\s+([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]}`);
   return { pgrp, ignored };
 }
+
+/** The signals a process ignores and blocks, from /proc. */
+const signalMasks = (pid: number): string =>
+  readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .filter((l) => /^Sig(Ign|Blk):/.test(l))
+    .join('\n');
 
 afterEach(() => useToolHelpers(true));
 
@@ -113,6 +120,7 @@ describe('tools started by the helpers', () => {
   });
 
   it('SIGINT and SIGTERM reach the script, as a direct spawn has them: not ignored', async () => {
+    const masks: Record<string, string> = {};
     for (const helpers of [true, false]) {
       useToolHelpers(helpers);
       const ctl = tempDir('nyl-ctl-');
@@ -121,9 +129,12 @@ describe('tools started by the helpers', () => {
       await waitForFile(join(ctl, 'pid'));
       const pid = Number(readFileSync(join(ctl, 'pid'), 'utf8'));
       expect(procFacts(pid).ignored & 0b10n, `SIGINT ignored (helpers: ${helpers})`).toBe(0n);
+      masks[String(helpers)] = signalMasks(pid);
       cancellation.cancel('SIGINT');
       expect(await p).toMatchObject({ started: true, cancelled: true, exitCode: 5, tail: 'got INT\n' });
     }
+    // Every signal ignored or blocked as with a direct spawn (SIGQUIT, SIGTTOU… included).
+    expect(masks.true).toBe(masks.false);
   });
 
   it('a cancel that comes before the tool started reaches it when it starts', async () => {
@@ -179,6 +190,21 @@ describe('tools started by the helpers', () => {
 });
 
 describe("the watchdog's list of groups", () => {
+  it('lists a running tool and, once it ended with nothing left of its group, no longer', async () => {
+    const ctl = tempDir('nyl-ctl-');
+    const cancellation = new Cancellation(5_000);
+    const p = run(`echo $$ > ${ctl}/pid; sleep 30 & wait`, { cancellation });
+    await waitForFile(join(ctl, 'pid'));
+    const pid = Number(readFileSync(join(ctl, 'pid'), 'utf8'));
+    expect(groupsListedIn(watchdogStateFile())).toContain(pid);
+    cancellation.cancel('SIGTERM');
+    await p;
+    // The helper struck it off before it reported the end: nothing left for nyl to write.
+    const quick = await run(`echo $$ > ${ctl}/pid2`);
+    expect(quick.exitCode).toBe(0);
+    expect(groupsListedIn(watchdogStateFile())).not.toContain(Number(readFileSync(join(ctl, 'pid2'), 'utf8')));
+  });
+
   it('is a log of started and ended groups; the groups still listed are those started and not ended', () => {
     const file = join(tempDir('nyl-wd-'), 'groups');
     writeFileSync(file, '+101\n+102\n-101\n+103\n104\n-103\n');

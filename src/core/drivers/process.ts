@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { bashPath } from '../proc/bash.js';
 import { adoptGroup, dropGroup, signalGroup, spawnGroup } from '../proc/children.js';
 import { launchTool } from '../proc/spawner.js';
-import { noteGuarded, release } from '../proc/watchdog.js';
+import { forgetGuarded, noteGuarded, release } from '../proc/watchdog.js';
 import { workPath } from '../proc/workdir.js';
 import type { Cancellation } from '../util/cancel.js';
 import { masker } from '../util/mask.js';
@@ -191,13 +191,14 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
         durationMs: Date.now() - started,
       });
     };
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, struckOff = false) => {
       if (done) return;
       settle();
       // Stopped by us: what the script left running in its group goes too.
       if (timedOut || cancelled) signalGroup(pid, 'SIGKILL');
       if (helped && pid !== undefined) {
-        release(pid);
+        if (struckOff) forgetGuarded(pid);
+        else release(pid);
         dropGroup(pid);
       }
       if (opts.echo) {

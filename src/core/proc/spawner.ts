@@ -20,7 +20,8 @@ import { watchdogLog } from './watchdog.js';
  *   P <id> <pid>        started (pid = its process group)
  *   E <id> <why>        not started (cwd, ENOENT, EACCES, open, env, gone): it made no effect
  *   [n]+ <pid> <how> …  bash's job line as it ended: `Done`/`Exit N` (it exited) or how a signal ended it
- *   X <id> <status>     ended, with bash's status (128 + N for signal N: the job line tells which)
+ *   X <id> <status> [r] ended, with bash's status (128 + N for signal N: the job line tells which);
+ *                       `r`: nothing of its group was left, and the helper struck it off the log itself
  *
  * The tool gets exactly the environment asked for: a helper's own is nyl's without the variables
  * that would change the helper's shell (SHELL_SENSITIVE); every request sets those back or unsets
@@ -63,7 +64,9 @@ while IFS= read -r __nyl_len && IFS= read -r -N "$__nyl_len" __nyl_body; do
   __nyl_c=$!
   wait "$__nyl_c"; __nyl_st=$?
   while [ "$__nyl_st" -gt 128 ] && kill -0 "$__nyl_c" 2>/dev/null; do wait "$__nyl_c"; __nyl_st=$?; done
-  printf 'X %s %s\\n' "$__nyl_i" "$__nyl_st"
+  # Its group gone with it: struck off the watchdog's log here, not by a write from nyl per tool.
+  if kill -0 -- "-$__nyl_c" 2>/dev/null; then __nyl_r=; else printf -- '-%s\\n' "$__nyl_c" 2>/dev/null >> "$__nyl_log"; __nyl_r=r; fi
+  printf 'X %s %s %s\\n' "$__nyl_i" "$__nyl_st" "$__nyl_r"
 done
 `;
 
@@ -89,7 +92,8 @@ export interface LaunchEvents {
   started(pid: number): void;
   /** It never started (it made no effect). */
   failed(reason: string): void;
-  exited(code: number | null, signal: NodeJS.Signals | null): void;
+  /** struckOff: its group is gone and off the watchdog's log already (nyl need not release it). */
+  exited(code: number | null, signal: NodeJS.Signals | null, struckOff?: boolean): void;
   /** The helper went away before it started it: start it some other way. */
   retry(): void;
 }
@@ -259,7 +263,7 @@ class Helper {
       if (ending) job.ending = ending;
       return;
     }
-    const [kind, id, value = ''] = line.split(' ');
+    const [kind, id, value = '', flag] = line.split(' ');
     if (Number(id) !== job.id) return;
     if (kind === 'P') {
       job.pid = Number(value);
@@ -274,8 +278,8 @@ class Helper {
       const status = Number(value);
       // Without its job line (it should not happen), a status past 128 is taken for a signal: unknown effects.
       const signal = status > 128 && job.ending !== 'exit' ? SIGNAL_NAMES.get(status - 128) : undefined;
-      if (signal) job.ev.exited(null, signal);
-      else job.ev.exited(status, null);
+      if (signal) job.ev.exited(null, signal, flag === 'r');
+      else job.ev.exited(status, null, flag === 'r');
     }
   }
 

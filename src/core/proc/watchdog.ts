@@ -116,6 +116,11 @@ export function guard(pgid: number, stopSignal: NodeJS.Signals = 'SIGTERM', what
   start()?.stdin?.write(`+${pgid} ${stopSignal.replace(/^SIG/, '')}\n`);
 }
 
+/** A group a tool helper struck off the watchdog's log itself (it is gone): forgotten here too. */
+export function forgetGuarded(pgid: number): void {
+  guarded.delete(pgid);
+}
+
 /** The group is gone (or nyl ended it itself): nothing to do for it any more. */
 export function release(pgid: number): void {
   guarded.delete(pgid);

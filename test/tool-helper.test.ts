@@ -19,7 +19,7 @@ import { tempDir, waitForFile } from './helpers/repo.js';
 const run = (script: string, more: Partial<ProcessOptions> = {}) =>
   runProcess({ script, cwd: tempDir('nyl-tool-'), timeoutMs: 30_000, ...more });
 
-/** Process group and signals a process was started with, from /proc. */
+/** Process group and signals a process was started with, from /proc (scripts write their pid to a file and rename it: never read half-written). */
 function procFacts(pid: number): { pgrp: number; ignored: bigint } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
@@ -125,7 +125,9 @@ describe('tools started by the helpers', () => {
       useToolHelpers(helpers);
       const ctl = tempDir('nyl-ctl-');
       const cancellation = new Cancellation(5_000);
-      const p = run(`trap 'echo got INT; exit 5' INT; echo $$ > ${ctl}/pid; sleep 30 & wait`, { cancellation });
+      const p = run(`trap 'echo got INT; exit 5' INT; echo $$ > ${ctl}/p; mv ${ctl}/p ${ctl}/pid; sleep 30 & wait`, {
+        cancellation,
+      });
       await waitForFile(join(ctl, 'pid'));
       const pid = Number(readFileSync(join(ctl, 'pid'), 'utf8'));
       expect(procFacts(pid).ignored & 0b10n, `SIGINT ignored (helpers: ${helpers})`).toBe(0n);
@@ -193,7 +195,7 @@ describe("the watchdog's list of groups", () => {
   it('lists a running tool and, once it ended with nothing left of its group, no longer', async () => {
     const ctl = tempDir('nyl-ctl-');
     const cancellation = new Cancellation(5_000);
-    const p = run(`echo $$ > ${ctl}/pid; sleep 30 & wait`, { cancellation });
+    const p = run(`echo $$ > ${ctl}/p; mv ${ctl}/p ${ctl}/pid; sleep 30 & wait`, { cancellation });
     await waitForFile(join(ctl, 'pid'));
     const pid = Number(readFileSync(join(ctl, 'pid'), 'utf8'));
     expect(groupsListedIn(watchdogStateFile())).toContain(pid);

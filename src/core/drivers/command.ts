@@ -1,5 +1,4 @@
-import { writeFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { eachVariable, referenceVariable, shellSafeScript } from '../config/references.js';
 import { workPath } from '../proc/workdir.js';
 import type { DesiredUnit } from '../resolve/desired.js';
@@ -65,17 +64,16 @@ export function parseOutputFile(text: string): { outputs: Record<string, string>
 export const INPUT_ENV_MAX = 32 * 1024;
 
 /**
- * Environment of a tool: inherited, plus NYL_* facts and one variable per output reference. A value
- * too large for the environment (the kernel refuses a spawn whose environment is too big) or with
- * a NUL byte goes in a file named by `<variable>_FILE`; the script's preamble reads it into the
- * variable, so `${{ … }}` works the same (bash drops NUL bytes: read the file for those).
+ * Environment of a tool, on top of nyl's own: NYL_* facts and one variable per output reference. A
+ * value too large for the environment (the kernel refuses a spawn whose environment is too big)
+ * or with a NUL byte goes in a file named by `<variable>_FILE`; the script's preamble reads it into
+ * the variable, so `${{ … }}` works the same (bash drops NUL bytes: read the file for those).
  */
 export function unitInputs(
   ctx: { environment: string; run: string; unit: DesiredUnit },
   output: string,
-): { env: NodeJS.ProcessEnv; preamble: string; files: string[] } {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
+): { env: Record<string, string>; preamble: string; files: string[] } {
+  const env: Record<string, string> = {
     NYL_ENVIRONMENT: ctx.environment,
     NYL_UNIT: ctx.unit.name,
     NYL_RUN: ctx.run,
@@ -118,15 +116,34 @@ async function runUnitScript(ctx: ExecuteContext, script: string, stdoutApart = 
     const r = await runScript({
       script: preamble + shellSafeScript(script),
       cwd: ctx.cwd,
-      env,
+      extraEnv: env,
       timeoutMs: ctx.timeoutMs,
       cancellation: ctx.cancellation,
       ...(stdoutApart ? { stdoutBytes: 64 * 1024 } : {}),
     });
-    const text = await readFile(outFile, 'utf8').catch(() => '');
-    return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(text) };
+    return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(takeFile(outFile)) };
   } finally {
-    for (const f of [outFile, ...files]) await rm(f, { force: true });
+    for (const f of files) removeQuietly(f);
+  }
+}
+
+/** A file's text, and the file removed; '' when the script wrote none (most write no outputs). */
+function takeFile(path: string): string {
+  if (!statSync(path, { throwIfNoEntry: false })) return '';
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return ''; // not a file it wrote outputs to
+  } finally {
+    removeQuietly(path);
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* gone */
   }
 }
 

@@ -1,5 +1,8 @@
-import { closeSync, openSync, readSync, rmSync, statSync } from 'node:fs';
-import { signalGroup, spawnGroup } from '../proc/children.js';
+import { closeSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
+import { bashPath } from '../proc/bash.js';
+import { adoptGroup, dropGroup, signalGroup, spawnGroup } from '../proc/children.js';
+import { launchTool } from '../proc/spawner.js';
+import { forgetGuarded, noteGuarded, release } from '../proc/watchdog.js';
 import { workPath } from '../proc/workdir.js';
 import type { Cancellation } from '../util/cancel.js';
 import { masker } from '../util/mask.js';
@@ -14,7 +17,10 @@ export interface ProcessOptions {
   /** Also copy the tool's output to this process's stdout as it comes (nyl exec). */
   echo?: boolean;
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  /** The tool's whole environment… */
+  env?: NodeJS.ProcessEnv;
+  /** …or, without env, nyl's own plus these (nyl's environment is then not copied per tool). */
+  extraEnv?: Record<string, string>;
   timeoutMs: number;
   cancellation?: Cancellation;
   /** Signal sent first on cancel or timeout (tools with a graceful stop want SIGINT). */
@@ -70,6 +76,7 @@ function sizeOf(path: string): number {
 /** A log file kept to `keep` bytes: its head and tail, with how much was left out between them. */
 export function keptLog(path: string, keep: number): string {
   const size = sizeOf(path);
+  if (size === 0) return '';
   if (size <= keep) return masker.mask(readPart(path, 0, size).toString('utf8'));
   const head = Math.floor(keep / HEAD_SHARE);
   const tail = keep - head;
@@ -78,11 +85,24 @@ export function keptLog(path: string, keep: number): string {
   return `${piece(0, head)}\n… [nyl: ${size - head - tail} bytes of output not kept] …\n${piece(size - tail, tail)}`;
 }
 
+/** After SIGKILL, how long to wait for the helper to report the tool's end before taking it as killed. */
+const LOST_MS = 5_000;
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* never made, or gone */
+  }
+}
+
 /**
  * Runs a tool in its own process group (so signals reach every process it started), guarded by
  * the watchdog (so it ends when nyl dies), with a timeout and cancellation that signal the group,
  * then SIGKILL it after the grace window. Its output goes to files, never to a pipe nyl must keep
- * reading: a tool never blocks on, or dies of, a reader that went away.
+ * reading: a tool never blocks on, or dies of, a reader that went away. The tool helper starts it
+ * (proc/spawner.ts) so that Node does not fork itself per tool; Node spawns it itself only when
+ * the helper cannot (no bash, Windows, an environment bash cannot set).
  */
 export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
   const started = Date.now();
@@ -90,13 +110,16 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
   const keep = opts.logBytes ?? LOG;
   const logPath = workPath('log');
   const outPath = opts.stdoutBytes ? workPath('out') : undefined;
-  const logFd = openSync(logPath, 'w', 0o600);
-  const outFd = outPath ? openSync(outPath, 'w', 0o600) : logFd;
+  const argv = opts.argv ?? [bashPath() ?? 'bash', '--noprofile', '--norc', '-eo', 'pipefail', '-c', opts.script ?? ''];
+  // A script's bash is found once per process, and still calls itself `bash` ($0, its messages).
+  const argv0 = opts.argv ? undefined : 'bash';
+  const stopSignal = opts.stopSignal ?? 'SIGTERM';
+  // The helper makes the file when it starts the tool: until then the tail reads as none.
   const unwatch = watchLiveLog(logPath);
   const cleanup = () => {
     unwatch();
-    rmSync(logPath, { force: true });
-    if (outPath) rmSync(outPath, { force: true });
+    removeQuietly(logPath);
+    if (outPath) removeQuietly(outPath);
   };
   const collect = () => {
     const tail = keptLog(logPath, keep);
@@ -106,12 +129,59 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
     return { tail, stdout };
   };
   return new Promise((resolve) => {
-    const [cmd, ...args] = opts.argv ?? ['bash', '--noprofile', '--norc', '-eo', 'pipefail', '-c', opts.script ?? ''];
+    let pid: number | undefined;
+    /** Started by the helper: nyl releases its group itself. */
+    let helped = false;
+    /** The last signal sent: one asked for before the tool started is sent when it does. */
+    let lastSignal: NodeJS.Signals | undefined;
+    let timedOut = false;
+    let cancelled = false;
+    let done = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let lostTimer: NodeJS.Timeout | undefined;
+    let echoed = 0;
+    const copy = new MaskedEcho();
+    const echoNew = () => {
+      const size = sizeOf(logPath);
+      if (size > echoed) copy.push(readPart(logPath, echoed, size - echoed));
+      echoed = size;
+    };
+    const echo = opts.echo ? setInterval(echoNew, 100) : undefined;
+    const send = (sig: NodeJS.Signals) => {
+      lastSignal = sig;
+      signalGroup(pid, sig);
+    };
+    const stop = (sig: NodeJS.Signals, graceMs: number) => {
+      send(sig);
+      killTimer ??= setTimeout(() => {
+        send('SIGKILL');
+        lostTimer = setTimeout(() => finish(null, 'SIGKILL'), LOST_MS);
+      }, graceMs);
+    };
+    const grace = opts.cancellation?.graceMs ?? 30_000;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop(stopSignal, Math.min(grace, 10_000));
+    }, opts.timeoutMs);
+    const unsubscribe = opts.cancellation?.onCancel((sig) => {
+      cancelled = true;
+      stop(sig, grace);
+    });
+    const settle = () => {
+      done = true;
+      clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
+      if (lostTimer) clearTimeout(lostTimer);
+      if (echo) clearInterval(echo);
+      unsubscribe?.();
+    };
     const notStarted = (e: unknown) => {
+      if (done) return;
+      settle();
       cleanup();
       resolve({
         started: false,
-        startError: (e as Error)?.message ?? String(e),
+        startError: e instanceof Error ? e.message : String(e),
         exitCode: null,
         signal: null,
         timedOut: false,
@@ -121,85 +191,82 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
         durationMs: Date.now() - started,
       });
     };
-    let child: ReturnType<typeof spawnGroup>;
-    try {
-      child = spawnGroup(cmd as string, args, {
-        cwd: opts.cwd,
-        env: opts.env,
-        stdio: ['ignore', outFd, logFd],
-        guarded: 'tool',
-        stopSignal: opts.stopSignal,
-      });
-    } catch (e) {
-      closeFds();
-      notStarted(e);
-      return;
-    }
-    // The child has its own copies of the descriptors.
-    closeFds();
-    function closeFds() {
-      closeSync(logFd);
-      if (outFd !== logFd) closeSync(outFd);
-    }
-    let echoed = 0;
-    const copy = new MaskedEcho();
-    const echo = opts.echo
-      ? setInterval(() => {
-          const size = sizeOf(logPath);
-          if (size > echoed) copy.push(readPart(logPath, echoed, size - echoed));
-          echoed = size;
-        }, 100)
-      : undefined;
-    let timedOut = false;
-    let cancelled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const stop = (sig: NodeJS.Signals, graceMs: number) => {
-      signalGroup(child.pid, sig);
-      killTimer ??= setTimeout(() => signalGroup(child.pid, 'SIGKILL'), graceMs);
-    };
-    const grace = opts.cancellation?.graceMs ?? 30_000;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop(opts.stopSignal ?? 'SIGTERM', Math.min(grace, 10_000));
-    }, opts.timeoutMs);
-    const unsubscribe = opts.cancellation?.onCancel((sig) => {
-      cancelled = true;
-      stop(sig, grace);
-    });
-    let done = false;
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, struckOff = false) => {
       if (done) return;
-      done = true;
+      settle();
       // Stopped by us: what the script left running in its group goes too.
-      if (timedOut || cancelled) signalGroup(child.pid, 'SIGKILL');
-      clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      if (echo) clearInterval(echo);
-      unsubscribe?.();
+      if (timedOut || cancelled) signalGroup(pid, 'SIGKILL');
+      if (helped && pid !== undefined) {
+        if (struckOff) forgetGuarded(pid);
+        else release(pid);
+        dropGroup(pid);
+      }
       if (opts.echo) {
-        const size = sizeOf(logPath);
-        if (size > echoed) copy.push(readPart(logPath, echoed, size - echoed));
+        echoNew();
         copy.end();
       }
-      resolve({
-        started: true,
-        exitCode,
-        signal,
-        timedOut,
-        cancelled,
-        ...collect(),
-        durationMs: Date.now() - started,
-      });
+      resolve({ started: true, exitCode, signal, timedOut, cancelled, ...collect(), durationMs: Date.now() - started });
     };
-    child.on('error', (e) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      if (echo) clearInterval(echo);
-      unsubscribe?.();
-      notStarted(e);
-    });
-    child.on('exit', (code, signal) => finish(code, signal));
+    const onStart = (p: number) => {
+      pid = p;
+      if (lastSignal) signalGroup(p, lastSignal);
+    };
+    /** Node spawns it itself: the helper cannot. */
+    const spawnDirectly = () => {
+      let logFd: number | undefined;
+      let outFd: number | undefined;
+      const closeFds = () => {
+        if (logFd !== undefined) closeSync(logFd);
+        if (outFd !== undefined && outFd !== logFd) closeSync(outFd);
+      };
+      let child: ReturnType<typeof spawnGroup>;
+      try {
+        logFd = openSync(logPath, 'w', 0o600);
+        outFd = outPath ? openSync(outPath, 'w', 0o600) : logFd;
+        child = spawnGroup(argv[0] as string, argv.slice(1), {
+          cwd: opts.cwd,
+          env: opts.env ?? { ...process.env, ...opts.extraEnv },
+          stdio: ['ignore', outFd, logFd],
+          guarded: 'tool',
+          stopSignal,
+          ...(argv0 ? { argv0 } : {}),
+        });
+      } catch (e) {
+        closeFds();
+        notStarted(e);
+        return;
+      }
+      // The child has its own copies of the descriptors.
+      closeFds();
+      if (child.pid !== undefined) onStart(child.pid);
+      child.on('error', notStarted);
+      child.on('exit', finish);
+    };
+    const launched = launchTool(
+      {
+        argv,
+        argv0,
+        cwd: opts.cwd,
+        ...(opts.env ? { env: opts.env } : { extraEnv: opts.extraEnv ?? {} }),
+        stdout: outPath ?? logPath,
+        stderr: logPath,
+        stopSignal,
+      },
+      {
+        started: (p) => {
+          helped = true;
+          adoptGroup(p);
+          noteGuarded(p);
+          onStart(p);
+        },
+        failed: notStarted,
+        exited: finish,
+        retry: () => {
+          if (!done) spawnDirectly();
+        },
+      },
+    );
+    if (!launched) spawnDirectly();
   });
 }
 

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
 
 /** Git objects built in-process: their ids are computed here, git only stores them. */
 export type HashAlgo = 'sha1' | 'sha256';
@@ -113,6 +112,36 @@ export function parseCommit(body: Buffer): ParsedCommit {
   return { tree, parents, message, author, time };
 }
 
+/**
+ * `data` as a zlib stream of stored (uncompressed) deflate blocks. `git unpack-objects` inflates
+ * every object and writes it compressed its own way, so compressing here only cost time and one
+ * zlib context (window and hash tables outside the heap) per object.
+ */
+function stored(data: Buffer): Buffer[] {
+  const out: Buffer[] = [Buffer.from([0x78, 0x01])];
+  const MAX = 0xffff;
+  let at = 0;
+  do {
+    const n = Math.min(MAX, data.length - at);
+    const head = Buffer.alloc(5);
+    head[0] = at + n >= data.length ? 1 : 0;
+    head.writeUInt16LE(n, 1);
+    head.writeUInt16LE(~n & 0xffff, 3);
+    out.push(head, data.subarray(at, at + n));
+    at += n;
+  } while (at < data.length);
+  let a = 1;
+  let b = 0;
+  for (let i = 0; i < data.length; i++) {
+    a = (a + (data[i] as number)) % 65521;
+    b = (b + a) % 65521;
+  }
+  const sum = Buffer.alloc(4);
+  sum.writeUInt32BE(((b << 16) | a) >>> 0);
+  out.push(sum);
+  return out;
+}
+
 const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
 /** A version 2 pack of whole (undeltified) objects, for `git unpack-objects`. */
@@ -134,7 +163,7 @@ export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
       size >>>= 7;
     }
     bytes.push(byte);
-    parts.push(Buffer.from(bytes), deflateSync(o.body, { level: 1 }));
+    parts.push(Buffer.from(bytes), ...stored(o.body));
   }
   const body = Buffer.concat(parts);
   const trailer = createHash(algo).update(body).digest();

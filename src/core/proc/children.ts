@@ -8,6 +8,16 @@ import { guard, release } from './watchdog.js';
  * guarded ones even when nyl is killed.
  */
 const live = new Set<ChildProcess>();
+/** Groups of tools the tool helper started (spawner.ts): not nyl's children, ended the same way. */
+const liveGroups = new Set<number>();
+
+/** A group the tool helper started is running / is gone. */
+export function adoptGroup(pgid: number): void {
+  liveGroups.add(pgid);
+}
+export function dropGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+}
 
 export function spawnGroup(
   cmd: string,
@@ -44,10 +54,12 @@ export function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void 
 /** Ends every child still running: the last thing every exit path of nyl does. */
 export function endAll(): void {
   for (const c of live) signalGroup(c.pid, 'SIGKILL');
+  for (const g of liveGroups) signalGroup(g, 'SIGKILL');
   live.clear();
+  liveGroups.clear();
 }
 
 /** Children still running (tests and diagnostics). */
 export function liveChildren(): number {
-  return live.size;
+  return live.size + liveGroups.size;
 }

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ReportSchema, reportJsonSchema } from '../src/cli/json.js';
+import { reportJsonSchema, reportSchema } from '../src/cli/json.js';
 import { command, commitFiles, ENV_DEV, makeRepo, nyl, parseTable, tempDir } from './helpers/repo.js';
 
 const LOCAL = ['-e', 'dev', '--local'];
@@ -91,7 +91,7 @@ describe('--json: one shape for every command', () => {
     for (const [args, exit] of runs) {
       const r = await nyl(dir, [...args, ...LOCAL, '--json']);
       expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(exit);
-      const doc = ReportSchema.parse(JSON.parse(r.stdout));
+      const doc = reportSchema().parse(JSON.parse(r.stdout));
       expect(doc.environment).toBe('dev');
       expect(doc.operation).toBe(args[0] === 'lease' || args[0] === 'state' ? `${args[0]}-${args[1]}` : args[0]);
       if (exit) expect(doc.outcome === 'refused' || doc.exit === exit).toBe(true);
@@ -99,7 +99,7 @@ describe('--json: one shape for every command', () => {
         if (typeof v === 'string') expect(v, 'a fact holds JSON in a string').not.toMatch(/^[[{]/);
     }
     const usage = await nyl(dir, ['reconcile', '--json']);
-    expect(ReportSchema.parse(JSON.parse(usage.stdout))).toMatchObject({
+    expect(reportSchema().parse(JSON.parse(usage.stdout))).toMatchObject({
       operation: 'reconcile',
       outcome: 'refused',
       exit: 1,

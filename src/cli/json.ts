@@ -7,81 +7,92 @@ import type { Problem } from '../core/util/errors.js';
  * values, never JSON inside strings; every row names its result as `result` (status's STATE
  * column too); a refused command keeps operation, environment and outcome.
  */
-const problemSchema = z.object({
-  severity: z.enum(['error', 'warning']),
-  code: z.string().describe('NYL-…, see docs/errors.md'),
-  subject: z.string().optional(),
-  message: z.string(),
-  fix: z.string().optional(),
-  exit: z.number().int().describe('The exit code this problem implies'),
-});
-
-const rowSchema = z.object({
-  environment: z.string().optional().describe('A batch over a group (--group): the environment the row is of'),
-  unit: z.string(),
-  kind: z.string(),
-  result: z
-    .string()
-    .describe(
-      'What happened to the unit (reconcile, teardown: executed, recovered, imported, current, failed, uncertain, …), what would (plan: execute, maybe, …), its state (status: current, pending, drifted, …) or its drift (verify: in-sync, drifted, unknown, skipped, none)',
-    ),
-  detail: z.string(),
-  durationMs: z.number().optional(),
-  executionKey: z.string().optional(),
-  run: z.string().optional().describe('The run that produced this result, when not this run'),
-  receipt: z.string().optional().describe('status: current, outdated, none, unknown, kept'),
-  lastRun: z.string().optional().describe('status: the run that last changed the unit'),
-});
-
 export const RESULTS = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4: 'uncertain' } as const;
 /** A reconcile that did not apply an older source: not a failure, not a success either. */
 const SUPERSEDED = 'superseded';
 
-export const ReportSchema = z
-  .object({
-    schema: z.literal('nyl.report/v1'),
-    operation: z
+// The schema is built on first use (the `schema` command, tests): every other command only prints.
+const buildReportSchema = () => {
+  const problemSchema = z.object({
+    severity: z.enum(['error', 'warning']),
+    code: z.string().describe('NYL-…, see docs/errors.md'),
+    subject: z.string().optional(),
+    message: z.string(),
+    fix: z.string().optional(),
+    exit: z.number().int().describe('The exit code this problem implies'),
+  });
+
+  const rowSchema = z.object({
+    environment: z.string().optional().describe('A batch over a group (--group): the environment the row is of'),
+    unit: z.string(),
+    kind: z.string(),
+    result: z
       .string()
       .describe(
-        'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
+        'What happened to the unit (reconcile, teardown: executed, recovered, imported, current, failed, uncertain, …), what would (plan: execute, maybe, …), its state (status: current, pending, drifted, …) or its drift (verify: in-sync, drifted, unknown, skipped, none)',
       ),
-    environment: z
-      .string()
-      .optional()
-      .describe('Absent when the command line itself was refused, and for a batch over a group (facts.group)'),
-    outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
-    result: z
-      .enum(['success', 'failed', 'refused', 'drift', 'uncertain', 'superseded'])
-      .describe('The exit code in words; superseded: a reconcile of a source older than the recorded one, not applied'),
-    exit: z
-      .number()
-      .int()
-      .describe('0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty'),
-    run: z.string().optional(),
-    source: z.string().optional().describe('The commit the configuration was read from'),
-    desired: z.string().optional().describe('Tip of the desired ref after the command'),
-    observed: z.string().optional().describe('Tip of the observed ref after the command'),
-    rows: z.array(rowSchema),
-    facts: z.record(z.string(), z.unknown()).describe('Typed facts of the command: plan token, imports, lease, …'),
-    graph: z
-      .object({ waves: z.array(z.array(z.string())), edges: z.array(z.tuple([z.string(), z.string()])) })
-      .optional(),
-    problems: z.array(problemSchema),
-    stats: z.object({
-      gitProcesses: z.number(),
-      toolProcesses: z.number(),
-      remoteRoundTrips: z.number(),
-      remoteRetries: z.number(),
-      backoffWaits: z.number(),
-    }),
-  })
-  .describe('What every nyl command prints with --json');
+    detail: z.string(),
+    durationMs: z.number().optional(),
+    executionKey: z.string().optional(),
+    run: z.string().optional().describe('The run that produced this result, when not this run'),
+    receipt: z.string().optional().describe('status: current, outdated, none, unknown, kept'),
+    lastRun: z.string().optional().describe('status: the run that last changed the unit'),
+  });
 
-export type JsonReport = z.infer<typeof ReportSchema>;
+  return z
+    .object({
+      schema: z.literal('nyl.report/v1'),
+      operation: z
+        .string()
+        .describe(
+          'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
+        ),
+      environment: z
+        .string()
+        .optional()
+        .describe('Absent when the command line itself was refused, and for a batch over a group (facts.group)'),
+      outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
+      result: z
+        .enum(['success', 'failed', 'refused', 'drift', 'uncertain', 'superseded'])
+        .describe(
+          'The exit code in words; superseded: a reconcile of a source older than the recorded one, not applied',
+        ),
+      exit: z
+        .number()
+        .int()
+        .describe('0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty'),
+      run: z.string().optional(),
+      source: z.string().optional().describe('The commit the configuration was read from'),
+      desired: z.string().optional().describe('Tip of the desired ref after the command'),
+      observed: z.string().optional().describe('Tip of the observed ref after the command'),
+      rows: z.array(rowSchema),
+      facts: z.record(z.string(), z.unknown()).describe('Typed facts of the command: plan token, imports, lease, …'),
+      graph: z
+        .object({ waves: z.array(z.array(z.string())), edges: z.array(z.tuple([z.string(), z.string()])) })
+        .optional(),
+      problems: z.array(problemSchema),
+      stats: z.object({
+        gitProcesses: z.number(),
+        toolProcesses: z.number(),
+        remoteRoundTrips: z.number(),
+        remoteRetries: z.number(),
+        backoffWaits: z.number(),
+      }),
+    })
+    .describe('What every nyl command prints with --json');
+};
+let built: ReturnType<typeof buildReportSchema> | undefined;
+/** The zod schema of every --json report (schema/nyl.report.schema.json). */
+export const reportSchema = (): ReturnType<typeof buildReportSchema> => {
+  built ??= buildReportSchema();
+  return built;
+};
+
+export type JsonReport = z.infer<ReturnType<typeof buildReportSchema>>;
 export type Stats = JsonReport['stats'];
 
 export function reportJsonSchema(): unknown {
-  return { title: 'nyl --json report', ...(z.toJSONSchema(ReportSchema, { target: 'draft-2020-12' }) as object) };
+  return { title: 'nyl --json report', ...(z.toJSONSchema(reportSchema(), { target: 'draft-2020-12' }) as object) };
 }
 
 const resultOf = (exit: number) => RESULTS[exit as keyof typeof RESULTS] ?? 'failed';

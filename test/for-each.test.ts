@@ -6,7 +6,18 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commitFiles, ENV_DEV, makeRepo, nyl, nylJson, parseTable, tempDir } from './helpers/repo.js';
+import {
+  commitFiles,
+  ENV_DEV,
+  makeRepo,
+  nyl,
+  nylJson,
+  parseTable,
+  sleep,
+  startNyl,
+  tempDir,
+  waitForFile,
+} from './helpers/repo.js';
 
 const L = ['--local'];
 const rowsOf = (stdout: string) => Object.fromEntries(parseTable(stdout).map((x) => [x.UNIT, x]));
@@ -278,5 +289,34 @@ spec:
     expect(text).toContain('NYL-CONFIG-FOREACH (nyl.yaml:26 forEach.1)');
     expect(text).toContain('has no value.region');
     expect(text).toContain('NYL-CONFIG-FOREACH-OUTPUT (nyl.yaml:39 spec.run)');
+  });
+});
+
+describe('a long wave killed', () => {
+  it('keeps the instances that finished early: the heartbeat carries their checkpoints', async () => {
+    const ctl = tempDir('nyl-foreach-ctl-');
+    const yaml = `${ENV_DEV}---
+kind: Command
+name: m
+forEach: [quick, slow]
+spec:
+  run: 'echo "m#\${{ each.key }}" >> ${ctl}/ran; if [ "\${{ each.key }}" = slow ]; then touch ${ctl}/slow; sleep 60; fi'
+`;
+    const work = makeRepo({ 'nyl.yaml': yaml });
+    const run = startNyl(work, ['reconcile', '-e', 'dev', ...L], { NYL_HEARTBEAT_INTERVAL: '300ms' });
+    await waitForFile(join(ctl, 'slow'));
+    // quick has finished; let a heartbeat pass.
+    await sleep(1500);
+    run.child.kill('SIGKILL');
+    await run.done;
+    expect((await nyl(work, ['lease', 'break', '-e', 'dev', ...L, '--reason', 'runner died'])).code).toBe(0);
+    writeFileSync(join(ctl, 'ran'), '');
+    const r = await nyl(work, ['recover', '-e', 'dev', ...L]);
+    expect(r.stdout).toContain('imported: ["m#quick"]');
+    expect(r.stdout).toContain('recovered: ["m#slow"]');
+    const st = rowsOf((await nyl(work, ['status', '-e', 'dev', ...L])).stdout);
+    expect(st['m#quick']?.STATE).toBe('current');
+    expect(st['m#slow']?.STATE).toBe('uncertain');
+    expect(ran(ctl)).toEqual([]);
   });
 });

@@ -13,8 +13,9 @@ export class LostRace extends Error {}
 /**
  * A reconcile's writes, in the order the protocol makes them: the first write takes the lease
  * and creates the run ref; every later one checkpoints the finished units with a renewal; the
- * run record is moved to its next state before each. Checkpoints wait here (staged) until the
- * next write carries them.
+ * run record is moved to its next state before each. A unit's checkpoint goes into the run ref's
+ * files as soon as the unit ends, so the next write carries it — the heartbeat's too: in a long
+ * wave (a slow instance, a retry's backoff) a unit that finished early is not lost with the run.
  */
 export class RunWriter {
   acquired = false;
@@ -30,9 +31,10 @@ export class RunWriter {
     return this.session.run;
   }
 
-  /** A unit's checkpoint, carried by the next write. */
+  /** A unit's checkpoint, carried by the next write (a wave's, a retry's or the heartbeat's). */
   checkpoint(c: Checkpoint): void {
     this.pending.push(c);
+    this.stage();
   }
 
   /** Puts the staged checkpoints in the run ref's files. */

@@ -190,6 +190,15 @@ describe('recovery runs', () => {
     expect(r.code, JSON.stringify(r.json.problems)).toBe(0);
     expect(resultOf(r.json)).toMatchObject({ b: 'executed', c: 'current' });
     expect(s.ran()).toEqual(['b ']);
+    // Nothing failed any more, d changed meanwhile: a recovery run has nothing to do, writes nothing.
+    s.change({ d: `${s.say('d')} # v2` });
+    const refs = () => git(s.work, 'ls-remote', 'origin', 'refs/nyl/*');
+    const before = refs();
+    const idle = await nylJson<Report>(s.work, ['reconcile', '-e', 'dev', '--failed']);
+    expect(idle.code).toBe(0);
+    expect(idle.json.run).toBeUndefined();
+    expect(resultOf(idle.json).d).toBe('skipped');
+    expect(refs()).toBe(before);
   });
 
   it('--failed after a SIGKILLed run: the uncertain unit runs again, no configuration change claimed', async () => {

@@ -93,7 +93,10 @@ export function decideUpfront(
   const anyWork = [...evaluations.values()].some((e) =>
     ['execute', 'pending', 'inspect'].includes(e.evaluation.action),
   );
+  // A recovery run that runs nothing leaves the rest, new desired documents too, to a full reconcile.
   const nothingToDo =
-    !takeover && !anyWork && sameFiles(ctx.repo, desiredFiles(sel, desired, state), state.desiredFiles);
+    !takeover &&
+    !anyWork &&
+    (scope.recovery !== undefined || sameFiles(ctx.repo, desiredFiles(sel, desired, state), state.desiredFiles));
   return { evaluations, desired, nothingToDo };
 }

@@ -144,7 +144,7 @@ function stored(data: Buffer): Buffer[] {
 
 const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
-/** A version 2 pack of whole (undeltified) objects, for `git unpack-objects`. */
+/** A version 2 pack of whole (undeltified) objects, for `git index-pack --stdin`. */
 export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
   const parts: Buffer[] = [];
   const header = Buffer.alloc(12);

@@ -41,7 +41,8 @@ let started = false;
  * groups: it outlives nyl on purpose and no run waits for it. That is safe alongside running
  * writers: git keeps recently written unreachable objects (gc.pruneExpire, two weeks by default),
  * and its gc.pid lock keeps one gc at a time. Ref packing is left out, so no ref a concurrent run
- * updates is ever locked by it.
+ * updates is ever locked by it; what deleted run refs left unreachable goes into one cruft pack
+ * until it expires, not back into loose files (git before 2.37 ignores the setting).
  */
 export function startBackgroundGc(cwd: string): boolean {
   if (started) return false;
@@ -49,11 +50,12 @@ export function startBackgroundGc(cwd: string): boolean {
   gitStats.spawns++;
   gitStats.commands.push('gc');
   try {
-    const child = spawn('git', ['-c', 'gc.packRefs=false', 'gc', '--auto', '--quiet'], {
+    const child = spawn('git', ['-c', 'gc.packRefs=false', '-c', 'gc.cruftPacks=true', 'gc', '--auto', '--quiet'], {
       cwd,
       env: gitEnv(),
       stdio: 'ignore',
       detached: true,
+      windowsHide: true,
     });
     child.on('error', () => {
       /* no gc this time; git's own commands run it later */

@@ -5,7 +5,7 @@
  * background `git gc --auto`.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitRepo } from '../src/core/git/repo.js';
@@ -43,6 +43,7 @@ const transports = {
 
 const TWO_UNITS = (v: string) => ENV_DEV + command('a', `echo ${v}`) + command('b', 'true', { needs: ['a'] });
 const STATE = ['lease', 'desired', 'observed'].map((r) => `refs/nyl/dev/${r}`);
+const HISTORY = 'refs/nyl/dev/history';
 const tracking = (ref: string) => ref.replace(/^refs\//, 'refs/nyl-remotes/origin/');
 
 interface Report {
@@ -82,6 +83,43 @@ function addHistory(bare: string, depth: number): void {
     input: parts.join(''),
     env: { ...process.env, ...GIT_ENV },
   });
+}
+
+/**
+ * Stacks `runs` ended runs on the remote's history ref (one fast-import): each a copy of the tip's
+ * run record under a run id of its own (`old-0001`, …, newest on top), with a log of its own.
+ */
+function addRunHistory(bare: string, runs: number): void {
+  const ref = 'refs/nyl/dev/history';
+  const record = JSON.parse(git(bare, 'show', `${ref}:run.json`)) as { run: string };
+  const parts = [`reset ${ref}\nfrom ${git(bare, 'rev-parse', ref)}\n\n`];
+  for (let i = 1; i <= runs; i++) {
+    const id = `old-${String(i).padStart(4, '0')}`;
+    const run = `${JSON.stringify({ ...record, run: id }, null, 2)}\n`;
+    const log = `output of ${id}\n`.repeat(20);
+    const msg = `nyl: run ${id}\n`;
+    parts.push(
+      `commit ${ref}\ncommitter h <h@l> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}` +
+        `M 100644 inline run.json\ndata ${Buffer.byteLength(run)}\n${run}\n` +
+        `M 100644 inline units/a/log.txt\ndata ${Buffer.byteLength(log)}\n${log}\n\n`,
+    );
+  }
+  execFileSync('git', ['fast-import', '--quiet'], {
+    cwd: bare,
+    input: parts.join(''),
+    env: { ...process.env, ...GIT_ENV },
+  });
+}
+
+/** Bytes of the packs a command added to a repository (what it fetched: fetches keep packs). */
+async function packBytesAdded(dir: string, run: () => Promise<void>): Promise<number> {
+  const packDir = join(dir, '.git', 'objects', 'pack');
+  const list = () => (existsSync(packDir) ? readdirSync(packDir).filter((f) => f.endsWith('.pack')) : []);
+  const before = new Set(list());
+  await run();
+  return list()
+    .filter((f) => !before.has(f))
+    .reduce((n, f) => n + statSync(join(packDir, f)).size, 0);
 }
 
 /** Loose object files under .git/objects (packs not counted). */
@@ -188,6 +226,58 @@ describe.each(Object.entries(transports))('shallow state over %s', (_name, makeR
     } finally {
       for (const c of clones) c.repo.close();
     }
+  });
+
+  it('status reads the history tip alone; runs --limit N deepens history to N commits', async () => {
+    const remote = makeRemote();
+    await seeded(remote);
+    addRunHistory(remote.bare, 30);
+    const fresh = join(tempDir('nyl-shallow-runs-'), 'w');
+    git(tempDir(), 'clone', '-q', '--depth', '1', remote.url, fresh);
+    const status = await nylJson<Report>(fresh, ['status', '-e', 'dev']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(count(fresh, tracking(HISTORY))).toBe(1);
+
+    type Runs = { facts: { runs: { run: string }[] } };
+    const three = await nylJson<Runs>(fresh, ['runs', '-e', 'dev', '--limit', '3']);
+    expect(three.code, three.stderr).toBe(0);
+    expect(three.json.facts.runs.map((r) => r.run)).toEqual(['old-0030', 'old-0029', 'old-0028']);
+    expect(count(fresh, tracking(HISTORY))).toBe(3);
+
+    // Deeper next time, as deep as asked; a reconcile after it reads the tips and keeps them.
+    const ten = await nylJson<Runs>(fresh, ['runs', '-e', 'dev', '--limit', '10']);
+    expect(ten.code, ten.stderr).toBe(0);
+    expect(ten.json.facts.runs).toHaveLength(10);
+    expect(ten.json.facts.runs[9]?.run).toBe('old-0021');
+    expect(count(fresh, tracking(HISTORY))).toBe(10);
+    const all = await nylJson<Runs>(fresh, ['runs', '-e', 'dev', '--limit', '100']);
+    expect(all.json.facts.runs).toHaveLength(31);
+    expect(count(fresh, tracking(HISTORY))).toBe(31);
+  });
+
+  it('a fresh clone fetches as much for status after 300 transitions as after 10', async () => {
+    const remote = makeRemote();
+    await seeded(remote);
+    const fetched = async () => {
+      const dir = join(tempDir('nyl-shallow-bytes-'), 'w');
+      git(tempDir(), 'clone', '-q', '--depth', '1', remote.url, dir);
+      const loose = looseObjects(join(dir, '.git'));
+      const bytes = await packBytesAdded(dir, async () => {
+        const r = await nylJson<Report>(dir, ['status', '-e', 'dev']);
+        expect(r.code, r.stderr).toBe(0);
+      });
+      expect(looseObjects(join(dir, '.git'))).toBe(loose);
+      return bytes;
+    };
+    addHistory(remote.bare, 10);
+    addRunHistory(remote.bare, 10);
+    const after10 = await fetched();
+    addHistory(remote.bare, 290);
+    addRunHistory(remote.bare, 290);
+    const after300 = await fetched();
+    expect(after10).toBeGreaterThan(0);
+    // Tips only: the same objects, give or take a commit message's digits.
+    expect(after300).toBeLessThanOrEqual(after10 * 1.1);
   });
 
   it('fetchHistory deepens a state ref as far as asked', async () => {

@@ -193,14 +193,22 @@ export class GitRepo {
   /**
    * @internal Stores objects as one pack (`index-pack` writes it and its index under
    * objects/pack): one write, two files, however many objects; loose objects cost a file each.
+   * index-pack stores every object it is given, so objects the repository already has (an
+   * unchanged document under a new path, a tree written before) are left out first: asked of the
+   * one cat-file reader, pipelined, no process more.
    */
   async storeObjects(objects: GitObject[]): Promise<void> {
-    const fresh = objects.filter((o) => !this.known.has(o.oid));
+    const unknown = objects.filter((o) => !this.known.has(o.oid));
+    const there = await Promise.all(unknown.map(async (o) => (await this.cat.read(o.oid)) !== undefined));
+    const fresh = unknown.filter((_, i) => !there[i]);
+    for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
     const pack = buildPack(this.algo, fresh);
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: pack });
-    if (r.code !== 0) throw new GitError('git index-pack failed', r.stderr);
-    for (const o of fresh) this.known.add(o.oid);
+    if (r.code !== 0) {
+      for (const o of fresh) this.known.delete(o.oid);
+      throw new GitError('git index-pack failed', r.stderr);
+    }
     this.objectsAdded();
   }
 

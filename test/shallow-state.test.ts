@@ -372,6 +372,31 @@ describe('objects written as packs', () => {
     git(dir, 'fsck', '--connectivity-only', '--no-dangling');
   });
 
+  it('a transition stores each object once: none that the repository already had', async () => {
+    const config = (v: string) => ENV_DEV + command('a', `true # ${v}`) + command('b', 'true') + command('c', 'true');
+    const dir = makeRepo({ 'nyl.yaml': config('v1') });
+    const gitDir = join(dir, '.git');
+    for (const v of ['v1', 'v2', 'v3']) {
+      if (v !== 'v1') commitFiles(dir, { 'nyl.yaml': config(v) }, v);
+      const r = await nylJson<Report>(dir, ['reconcile', '-e', 'dev', '--local']);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const packDir = join(gitDir, 'objects', 'pack');
+    const ids = readdirSync(packDir)
+      .filter((f) => f.endsWith('.idx'))
+      .flatMap((f) =>
+        execFileSync('git', ['show-index'], { input: readFileSync(join(packDir, f)), encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .map((l) => l.split(' ')[1]),
+      );
+    const loose = readdirSync(join(gitDir, 'objects'))
+      .filter((d) => /^[0-9a-f]{2}$/.test(d))
+      .flatMap((d) => readdirSync(join(gitDir, 'objects', d)).map((f) => d + f));
+    const all = [...ids, ...loose];
+    expect(all.filter((id, i) => all.indexOf(id) !== i)).toEqual([]);
+  });
+
   it('a repository with too many packs gets a background gc --auto that packs no ref', async () => {
     const dir = makeRepo({ 'nyl.yaml': `${ENV_DEV}${command('a', 'true')}` });
     const gitDir = join(dir, '.git');

@@ -113,9 +113,10 @@ export function parseCommit(body: Buffer): ParsedCommit {
 }
 
 /**
- * `data` as a zlib stream of stored (uncompressed) deflate blocks. `git unpack-objects` inflates
- * every object and writes it compressed its own way, so compressing here only cost time and one
- * zlib context (window and hash tables outside the heap) per object.
+ * `data` as a zlib stream of stored (uncompressed) deflate blocks: compressing cost time and one
+ * zlib context (window and hash tables outside the heap) per object. `index-pack` keeps the pack
+ * as it is given, so a write's pack is as large as its documents, and a repack that reuses
+ * objects (plain `gc`) keeps them uncompressed.
  */
 function stored(data: Buffer): Buffer[] {
   const out: Buffer[] = [Buffer.from([0x78, 0x01])];
@@ -144,7 +145,7 @@ function stored(data: Buffer): Buffer[] {
 
 const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
-/** A version 2 pack of whole (undeltified) objects, for `git unpack-objects`. */
+/** A version 2 pack of whole (undeltified) objects, for `git index-pack --stdin`. */
 export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
   const parts: Buffer[] = [];
   const header = Buffer.alloc(12);

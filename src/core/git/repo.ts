@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { CatFile } from './cat-file.js';
 import { runGit } from './exec.js';
+import { gcLooksDue, startBackgroundGc } from './maintenance.js';
 import {
   buildPack,
   type CommitSpec,
@@ -15,6 +18,7 @@ import {
   serializeTree,
   type TreeEntry,
 } from './objects.js';
+import { looksLikeStateCommit, shallowCommits } from './shallow.js';
 
 export class GitError extends Error {
   constructor(
@@ -51,6 +55,9 @@ export class GitRepo {
   textFilter: (text: string) => string = (t) => t;
   private identity: Signature | undefined;
 
+  /** Where objects, refs and `shallow` live: the main repository's git dir, for a linked worktree too. */
+  readonly commonDir: string;
+
   private constructor(
     readonly root: string,
     readonly gitDir: string,
@@ -58,6 +65,7 @@ export class GitRepo {
     readonly bare: boolean,
   ) {
     this.cat = new CatFile(root);
+    this.commonDir = commonDirOf(gitDir);
   }
 
   static async open(cwd: string): Promise<GitRepo> {
@@ -148,10 +156,24 @@ export class GitRepo {
     return out;
   }
 
-  /** A clone made with --depth: its history stops somewhere (ancestry cannot be told past it). */
+  /**
+   * A clone made with --depth (an actions/checkout, a fetch of a commit at depth 1): its source
+   * history stops somewhere, so ancestry cannot be told past it. The boundaries at nyl's own state
+   * commits (state refs are fetched depth 1) do not count: they cut no source history.
+   */
   async isShallow(): Promise<boolean> {
-    const r = await runGit(['rev-parse', '--is-shallow-repository'], { cwd: this.root });
-    return r.stdout.toString('utf8').trim() === 'true';
+    const boundaries = shallowCommits(this.commonDir);
+    if (!boundaries.length) return false;
+    const source = await Promise.all(boundaries.map((oid) => this.isSourceBoundary(oid)));
+    return source.some(Boolean);
+  }
+
+  private async isSourceBoundary(oid: string): Promise<boolean> {
+    const c = await this.readCommit(oid);
+    // Gone (pruned): nothing this clone holds has it for a parent, so it cuts nothing.
+    if (!c) return false;
+    const names = (await this.readTree(c.tree)).map((e) => e.name);
+    return !looksLikeStateCommit(c.message, names);
   }
 
   /** Whether `ancestor` is `descendant` or one of its ancestors. */
@@ -168,14 +190,31 @@ export class GitRepo {
     return new ObjectBatch(this);
   }
 
-  /** @internal */
+  /**
+   * @internal Stores objects as one pack (`index-pack` writes it and its index under
+   * objects/pack): one write, two files, however many objects; loose objects cost a file each.
+   * index-pack stores every object it is given, so objects the repository already has (an
+   * unchanged document under a new path, a tree written before) are left out first: asked of the
+   * one cat-file reader, pipelined, no process more.
+   */
   async storeObjects(objects: GitObject[]): Promise<void> {
-    const fresh = objects.filter((o) => !this.known.has(o.oid));
+    const unknown = objects.filter((o) => !this.known.has(o.oid));
+    const there = await Promise.all(unknown.map(async (o) => (await this.cat.read(o.oid)) !== undefined));
+    const fresh = unknown.filter((_, i) => !there[i]);
+    for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
     const pack = buildPack(this.algo, fresh);
-    const r = await runGit(['unpack-objects', '-q'], { cwd: this.root, input: pack });
-    if (r.code !== 0) throw new GitError('git unpack-objects failed', r.stderr);
-    for (const o of fresh) this.known.add(o.oid);
+    const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: pack });
+    if (r.code !== 0) {
+      for (const o of fresh) this.known.delete(o.oid);
+      throw new GitError('git index-pack failed', r.stderr);
+    }
+    this.objectsAdded();
+  }
+
+  /** After objects were added (a write, a fetch): a background `gc --auto` when packs pile up. */
+  objectsAdded(): void {
+    if (gcLooksDue(this.commonDir)) startBackgroundGc(this.root);
   }
 
   /** @internal */
@@ -221,6 +260,15 @@ export class GitRepo {
     }
     this.identity = { name: name || 'nyl', email: email || 'nyl@localhost' };
     return this.identity;
+  }
+}
+
+/** A linked worktree's git dir names the main one in its `commondir` file. */
+function commonDirOf(gitDir: string): string {
+  try {
+    return resolve(gitDir, readFileSync(resolve(gitDir, 'commondir'), 'utf8').trim());
+  } catch {
+    return gitDir;
   }
 }
 

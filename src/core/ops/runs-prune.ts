@@ -22,7 +22,7 @@ export async function pruneRuns(ctx: OpContext, opts: { environment: string; old
   const cutoff = ctx.now() - opts.olderThanMs;
   const kept: { commit: string }[] = [];
   let dropped = false;
-  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, 100);
+  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, 100);
   for (;;) {
     const next = await walk.next();
     if (next.done) break;

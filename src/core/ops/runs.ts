@@ -142,7 +142,7 @@ export async function listRuns(
   const since = opts.sinceMs !== undefined ? ctx.now() - opts.sinceMs : undefined;
   const entries = await tipRuns(ctx, state);
   const problems: Problem[] = [];
-  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, limit);
+  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, limit);
   const known = new Set(entries.map((e) => e.run));
   let fromHistory = 0;
   while (fromHistory < limit) {
@@ -218,7 +218,7 @@ function unreadableHistory(env: string, n: number): Problem {
 async function findRun(ctx: OpContext, environment: string, run: string): Promise<RunEntry> {
   const state = await loadRuns(ctx, environment);
   const atTips = (await tipRuns(ctx, state)).filter((e) => e.run === run || e.run.startsWith(run));
-  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, 50);
+  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, 50);
   for (;;) {
     const next = await walk.next();
     if (next.done) break;

@@ -10,28 +10,38 @@ export interface HistoryItem {
   files: Map<string, string>;
 }
 
+/** The history ref to walk: its name (to deepen it by) and the tip the state was read at. */
+export interface HistoryRef {
+  ref: string;
+  tip: string | undefined;
+}
+
 /**
  * Walks the history ref from its tip along first parents, newest first, reading one commit at a
- * time: `status` and `reconcile` never do this. Where the local repository's history ends (a
- * shallow fetch), it asks the remote for more, as deep as the walk has got plus what it still
- * wants (`want`, doubled each time), so `--limit 20` fetches about 20 commits, not the history.
- * A commit whose run.json cannot be read is skipped and counted, never guessed at.
+ * time: `status` and `reconcile` never do this (they fetched the history ref's tip alone, depth 1).
+ * Where the local repository's history ends (a shallow boundary), it deepens the ref through the
+ * backend: first to `want` commits, then twice as deep as the walk has got each time, so
+ * `--limit 20` fetches 20 commits, not the history. A commit whose run.json cannot be read is
+ * skipped and counted, never guessed at.
  */
 export async function* walkHistory(
   repo: GitRepo,
   backend: RefBackend,
-  tip: string | undefined,
+  history: HistoryRef,
   want: number,
 ): AsyncGenerator<HistoryItem, { unreadable: number; truncated: boolean }> {
-  let cur = tip;
+  let cur = history.tip;
   let seen = 0;
   let unreadable = 0;
-  let ask = Math.max(want, 1);
+  let depth = Math.max(want, 1);
   while (cur) {
     let c = await repo.readCommit(cur);
-    if (!c && backend.fetchCommits && tip) {
-      ask *= 2;
-      if (await backend.fetchCommits([tip], { depth: seen + ask })) c = await repo.readCommit(cur);
+    if (!c) {
+      // The tip counts: `seen` commits are here, this one is the next. A remote whose ref moved
+      // since it was read spends some of the depth on newer commits: the next miss goes deeper.
+      depth = Math.max(depth, seen + 1);
+      if (await backend.fetchHistory([history.ref], depth)) c = await repo.readCommit(cur);
+      depth *= 2;
     }
     if (!c) return { unreadable, truncated: true };
     seen++;

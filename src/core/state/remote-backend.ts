@@ -1,5 +1,6 @@
 import { runGit } from '../git/exec.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
+import { hasRefsUnder } from '../git/shallow.js';
 import { Backoff } from '../util/backoff.js';
 import type { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
@@ -90,22 +91,19 @@ export class RemoteBackend implements RefBackend {
 
   async list(prefix: string): Promise<Map<string, string>> {
     const track = trackingRef(this.remote, prefix);
+    // Tips only when this clone holds none of these refs yet (a fresh runner): the fetch does not
+    // grow with history. A clone that has them fetches what changed since (a depth fetch would
+    // ask the server again even when nothing changed, one more round trip).
+    const fresh = hasRefsUnder(this.repo.commonDir, [track, prefix]) === false;
     const fetch = () =>
-      this.network([
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--prune',
-        '--no-write-fetch-head',
-        '--no-auto-gc',
-        this.remote,
-        `+${prefix}/*:${track}/*`,
-      ]);
+      this.fetch(['--prune', ...(fresh ? ['--depth=1'] : []), this.remote, `+${prefix}/*:${track}/*`]);
     let r = await fetch();
     // Another nyl in the same clone (`nyl runs` while a reconcile runs) updated the tracking refs
     // between this fetch's read and its write: what it fetched is there; fetch again to read it.
     for (let i = 0; i < 3 && r.code !== 0 && /cannot lock ref/.test(r.stderr); i++) r = await fetch();
-    if (r.code !== 0) this.unreachable('fetch from', r);
+    // git ends a depth fetch that matched no ref with exit 1 and not a word: no state yet.
+    if (r.code !== 0 && !(fresh && r.code === 1 && !r.ended && !/^(fatal|error):/m.test(r.stderr)))
+      this.unreachable('fetch from', r);
     const both = await this.repo.listRefs(track, prefix);
     const out = new Map<string, string>();
     this.localTips = new Map();
@@ -116,17 +114,49 @@ export class RemoteBackend implements RefBackend {
     return out;
   }
 
+  /**
+   * One fetch that keeps what it receives as a pack (git unpacks fewer than 100 objects into loose
+   * files otherwise) and leaves gc to `objectsAdded`. Two nyl commands fetching shallow into one
+   * clone at once can meet on git's `shallow.lock`: the loser fetches again once.
+   */
+  private async fetch(args: string[]) {
+    const run = () =>
+      this.network([
+        '-c',
+        'fetch.unpackLimit=1',
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--no-auto-gc',
+        ...args,
+      ]);
+    let r = await run();
+    if (r.code !== 0 && !r.ended && /shallow\.lock/.test(r.stderr)) {
+      await new Backoff().wait({ cancellation: this.net.cancellation });
+      r = await run();
+    }
+    if (r.code === 0) this.repo.objectsAdded();
+    return r;
+  }
+
   async fetchCommits(shas: string[], opts: { depth?: number; since?: number } = {}): Promise<boolean> {
-    const r = await this.network([
-      'fetch',
-      '--quiet',
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--no-auto-gc',
+    const r = await this.fetch([
       ...(opts.depth ? [`--depth=${opts.depth}`] : []),
       ...(opts.since ? [`--shallow-since=${Math.floor(opts.since / 1000)}`] : []),
       this.remote,
       ...shas,
+    ]);
+    return r.code === 0;
+  }
+
+  async fetchHistory(refs: string[], depth: number): Promise<boolean> {
+    if (!refs.length) return true;
+    const n = Math.max(1, Math.floor(depth));
+    const r = await this.fetch([
+      `--depth=${n}`,
+      this.remote,
+      ...refs.map((ref) => `+${ref}:${trackingRef(this.remote, ref)}`),
     ]);
     return r.code === 0;
   }

@@ -31,7 +31,7 @@ export async function landedSince(
 ): Promise<RunRecord | undefined> {
   const state = await readEnvironment(ctx.repo, ctx.backend, prefix, environment);
   const from = Date.parse(since);
-  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, LOOK_BACK);
+  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, LOOK_BACK);
   let found: RunRecord | undefined;
   for (let i = 0; i < LOOK_BACK; i++) {
     const next = await walk.next();

@@ -19,7 +19,7 @@ export async function landedPlan(
   e: unknown,
 ): Promise<RunReport | undefined> {
   if (!(e instanceof NylError) || !e.problems.some((p) => p.code === 'NYL-PLAN-STALE')) return undefined;
-  const walk = walkHistory(ctx.repo, ctx.backend, state.tips.history, LOOK_BACK);
+  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, LOOK_BACK);
   for (let i = 0; i < LOOK_BACK; i++) {
     const next = await walk.next();
     if (next.done) return undefined;

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runPlanAction}from"../chunks/chunk-HXHVAEB4.js";import"../chunks/chunk-ZASXCHGS.js";import"../chunks/chunk-ERH5RYIO.js";import"../chunks/chunk-BRWA3OPJ.js";import"../chunks/chunk-TZSSLUWJ.js";import"../chunks/chunk-XVE2G6PN.js";import"../chunks/chunk-BEHAVKAR.js";import"../chunks/chunk-RL5H4A7J.js";await runPlanAction();
+import{runPlanAction}from"../chunks/chunk-RZOZ3VKA.js";import"../chunks/chunk-ZASXCHGS.js";import"../chunks/chunk-IEQBEFGQ.js";import"../chunks/chunk-B5OWKL3M.js";import"../chunks/chunk-RISNWGCB.js";import"../chunks/chunk-XVE2G6PN.js";import"../chunks/chunk-BEHAVKAR.js";import"../chunks/chunk-RL5H4A7J.js";await runPlanAction();

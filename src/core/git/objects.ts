@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 
 /** Git objects built in-process: their ids are computed here, git only stores them. */
 export type HashAlgo = 'sha1' | 'sha256';
@@ -113,11 +114,18 @@ export function parseCommit(body: Buffer): ParsedCommit {
 }
 
 /**
- * `data` as a zlib stream of stored (uncompressed) deflate blocks: compressing cost time and one
- * zlib context (window and hash tables outside the heap) per object. `index-pack` keeps the pack
- * as it is given, so a write's pack is as large as its documents, and a repack that reuses
- * objects (plain `gc`) keeps them uncompressed.
+ * `data` as a pack entry's zlib stream. `index-pack` keeps the pack as it is given, pushes and
+ * fetches send it on, and a repack that reuses objects (plain `gc`) keeps it: so objects are
+ * compressed, fast (level 1) and with a small window and hash (documents are a few KiB), since a
+ * default zlib context (~300 KiB outside the heap) per object was most of a large write's peak
+ * memory. Tiny objects gain nothing and are stored.
  */
+function compressed(data: Buffer): Buffer[] {
+  if (data.length < 64) return stored(data);
+  return [deflateSync(data, { level: 1, windowBits: 12, memLevel: 2, chunkSize: 1024 })];
+}
+
+/** `data` as a zlib stream of stored (uncompressed) deflate blocks. */
 function stored(data: Buffer): Buffer[] {
   const out: Buffer[] = [Buffer.from([0x78, 0x01])];
   const MAX = 0xffff;
@@ -164,7 +172,7 @@ export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
       size >>>= 7;
     }
     bytes.push(byte);
-    parts.push(Buffer.from(bytes), ...stored(o.body));
+    parts.push(Buffer.from(bytes), ...compressed(o.body));
   }
   const body = Buffer.concat(parts);
   const trailer = createHash(algo).update(body).digest();

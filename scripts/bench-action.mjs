@@ -1,7 +1,7 @@
 // The action's post step runs after every job step that used the action, usually to find that the
 // main step finished and exit: its cost is the cold start of its bundle. Its floor: a hello-world
 // `@actions/core` bundle built with the same esbuild settings as scripts/build.mjs.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -11,30 +11,9 @@ const HELLO = `import { getState, info } from '@actions/core';
 if (getState('main') !== 'finished') info('hello, world');
 `;
 
-// scripts/build.mjs's esbuild options, as it had them when this was written: used while it does
-// not export its own (importing an older build.mjs would rebuild dist/).
-const FALLBACK_OPTIONS = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  outExtension: { '.js': '.js' },
-  banner: {
-    js: "#!/usr/bin/env node\nimport { createRequire as __nylCreateRequire } from 'node:module';\nconst require = __nylCreateRequire(import.meta.url);",
-  },
-  legalComments: 'none',
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: 'warning',
-  charset: 'utf8',
-};
-
+/** scripts/build.mjs's own esbuild options (importing it builds nothing; running it does). */
 async function bundleOptions() {
-  const file = join(ROOT, 'scripts', 'build.mjs');
-  if (!/export const BUNDLE_OPTIONS\b/.test(readFileSync(file, 'utf8'))) return FALLBACK_OPTIONS;
-  return (await import(pathToFileURL(file).href)).BUNDLE_OPTIONS;
+  return (await import(pathToFileURL(join(ROOT, 'scripts', 'build.mjs')).href)).BUNDLE_OPTIONS;
 }
 
 /** Builds the hello-world bundle the way scripts/build.mjs builds the actions (one entry: no chunks). */

@@ -1,6 +1,5 @@
 import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
-import { releaseAbandoned } from '../core/ops/abandon.js';
 import { noLookup } from '../core/ops/github-job.js';
 import { leaseBreak } from '../core/ops/lease-break.js';
 import { plan } from '../core/ops/plan.js';
@@ -9,10 +8,10 @@ import { recover } from '../core/ops/recover.js';
 import type { OpReport, RunReport } from '../core/ops/report.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
-import { endAll, signalGroup } from '../core/proc/children.js';
-import { configureWatchdog, groupAlive, groupsListedIn, watchdogStateFile } from '../core/proc/watchdog.js';
+import { endAll } from '../core/proc/children.js';
+import { configureWatchdog, watchdogStateFile } from '../core/proc/watchdog.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
-import { currentHolder, setCurrentJob } from '../core/state/lease.js';
+import { setCurrentJob } from '../core/state/lease.js';
 import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem } from '../core/util/errors.js';
@@ -258,74 +257,6 @@ async function driftAlerts(
     );
     setOutput('drift-issue', '');
   }
-}
-
-/** The post step: runs after main even when main was cancelled or killed. */
-export async function runPost(): Promise<void> {
-  if (core.getState('main') === 'finished') return;
-  const env = core.getState('environment');
-  if (!env) return;
-  core.warning('the main step did not finish: releasing its lease so the next run takes over at once', {
-    title: 'NYL-RUN-ABANDONED',
-  });
-  useToken(core.getInput('token'));
-  useActorIdentity();
-  await stopLeftoverTools(core.getState('groups-file'), parseDuration(core.getInput('cancel-grace') || '5s') ?? 5_000);
-  let ctx: OpContext | undefined;
-  try {
-    ctx = await openWorkspace({
-      cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
-      config: core.getInput('config') || undefined,
-      local: false,
-      remote: core.getInput('remote') || 'origin',
-    });
-    const me = currentHolder();
-    const r = await releaseAbandoned(ctx, {
-      environment: env,
-      isOurs: (l) => !!me.workflowRun && l.holder.workflowRun === me.workflowRun && l.holder.id === me.id,
-      note: 'its main step was killed; the post step marked it finished',
-    });
-    core.info(r.released ? `nyl: released the lease of run ${r.released}` : 'nyl: nothing of this job held the lease');
-  } catch (e) {
-    core.warning(`could not release the lease: ${(e as Error)?.message ?? e}; run the lease-break workflow`, {
-      title: 'NYL-RUN-ABANDONED',
-    });
-  } finally {
-    ctx?.repo.close();
-  }
-}
-
-/**
- * A killed main step leaves its tools to its watchdog, which stops them within the grace. The
- * lease is released only once they are gone: otherwise the next run would start a unit on top of
- * a tool still applying it.
- */
-async function stopLeftoverTools(groupsFile: string, graceMs: number): Promise<void> {
-  if (!groupsFile) return;
-  const alive = () => groupsListedIn(groupsFile).filter(groupAlive);
-  const waitGone = async (until: number, step: number) => {
-    let now = alive();
-    while (now.length && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, step));
-      now = alive();
-    }
-    return now;
-  };
-  let left = alive();
-  if (!left.length) return;
-  core.warning(
-    `the main step's tools still run (process groups ${left.join(', ')}): stopping them before the lease is released`,
-    {
-      title: 'NYL-RUN-ABANDONED',
-    },
-  );
-  for (const g of left) signalGroup(g, 'SIGTERM');
-  left = await waitGone(Date.now() + graceMs, 100);
-  for (const g of left) signalGroup(g, 'SIGKILL');
-  left = await waitGone(Date.now() + 2_000, 50);
-  core.info(
-    left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : "nyl: the main step's tools are gone",
-  );
 }
 
 /**

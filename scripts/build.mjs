@@ -13,14 +13,17 @@ import { build } from 'esbuild';
 const zodEnglishOnly = {
   name: 'zod-english-only',
   setup(b) {
-    b.onResolve({ filter: /[\\/]locales[\\/]index\.js$/ }, (args) =>
-      args.importer.includes(`${sep}zod${sep}`)
-        ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' }
-        : undefined,
-    );
+    // The module's path is relative to the node_modules it is in: a path in a plugin's namespace
+    // enters the chunk hashes as it is, and an absolute one would name chunks after the checkout.
+    b.onResolve({ filter: /[\\/]locales[\\/]index\.js$/ }, (args) => {
+      if (!args.importer.includes(`${sep}zod${sep}`)) return undefined;
+      const dir = join(dirname(args.importer), '..', 'locales');
+      const at = dir.lastIndexOf(`${sep}node_modules${sep}`);
+      return { path: `${dir.slice(at + 1)}${sep}index.js`, namespace: 'zod-locales', pluginData: { dir } };
+    });
     b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
       contents: "export { default as en } from './en.js';",
-      resolveDir: dirname(args.path),
+      resolveDir: args.pluginData.dir,
     }));
   },
 };

@@ -151,6 +151,30 @@ describe('forEach over a list in the configuration', () => {
   });
 });
 
+describe('status of mapped units', () => {
+  it('--unit takes an instance key or the group name (all its instances), and an unknown name is refused', async () => {
+    const { work, ctl } = staticSetup();
+    writeFileSync(join(ctl, 'fail-us'), '');
+    expect((await nyl(work, ['reconcile', '-e', 'dev', ...L])).code).toBe(1);
+    const group = await nyl(work, ['status', '-e', 'dev', ...L, '--unit', 'regions']);
+    expect(Object.keys(rowsOf(group.stdout)).sort()).toEqual([
+      'regions#af',
+      'regions#ap',
+      'regions#eu',
+      'regions#sa',
+      'regions#us',
+    ]);
+    expect(group.code).toBe(1); // regions#us failed
+    const one = await nyl(work, ['status', '-e', 'dev', ...L, '--unit', 'regions#eu', '--unit', 'after']);
+    expect(Object.keys(rowsOf(one.stdout))).toEqual(['regions#eu', 'after']);
+    expect(one.stdout + one.stderr).not.toContain('NYL-UNIT-FAILED');
+    expect(one.code).toBe(0);
+    const unknown = await nyl(work, ['status', '-e', 'dev', ...L, '--unit', 'regions#zz']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('NYL-UNIT-UNKNOWN');
+  });
+});
+
 describe('forEach over an upstream output', () => {
   it('expands from the producer’s output; when it drops a key that instance is removed, kept keys keep their uids', async () => {
     const ctl = tempDir('nyl-foreach-ctl-');

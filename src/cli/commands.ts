@@ -139,8 +139,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
   status: {
     summary: 'show the recorded state of every unit',
     required: [],
-    description: 'Reads the state refs (never history) and compares receipts with the configuration.',
-    options: COMMON,
+    description:
+      'Reads the state refs (never history) and compares receipts with the configuration. With --unit:\n' +
+      'only those units (an instance name#key, or a group name for all its instances) and their problems.',
+    options: { ...COMMON, unit: { type: 'string', multiple: true, value: 'U', help: 'only this unit (repeatable)' } },
     exits: `0 all current or pending; ${READ_FAILS}, or a unit failed; 2 drifted units; 4 uncertain units, or a dead run not imported yet`,
   },
   recover: {

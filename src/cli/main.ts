@@ -440,7 +440,7 @@ async function runCommand(
     case 'runs logs':
       return runLogs(ctx, { environment, run: positionals[0] as string, unit: units[0] });
     default:
-      return status(ctx, { environment });
+      return status(ctx, { environment, units });
   }
 }
 

@@ -9,11 +9,12 @@ import { promotionGate } from './promotion.js';
 import { uncertainProblem } from './reconcile.js';
 import type { StatusReport, StatusRow } from './report.js';
 import { lateCheckpoints, previewImport } from './takeover.js';
+import { unitsNamed } from './unit-names.js';
 import { unreadableProblem } from './unreadable.js';
 import { loadEnvironment, type OpContext, whereOf } from './workspace.js';
 
 /** The environment's state as recorded, compared with the configuration at the source commit. */
-export async function status(ctx: OpContext, opts: { environment: string }): Promise<StatusReport> {
+export async function status(ctx: OpContext, opts: { environment: string; units?: string[] }): Promise<StatusReport> {
   // Status reports what it can read next to what it cannot: every unreadable ref or document is an error.
   const { cfg, sel, state: recorded, unpublished } = await loadEnvironment(ctx, opts.environment, () => true);
   const env = opts.environment;
@@ -144,6 +145,7 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
           }
         : undefined;
   const promotion = sel.promotion ? await promotionGate(ctx, cfg, sel, cfg.source) : undefined;
+  if (opts.units?.length) onlyUnits(new Set(unitsNamed(sel, opts.units, state)), rows, problems);
   return {
     operation: 'status',
     environment: env,
@@ -156,6 +158,15 @@ export async function status(ctx: OpContext, opts: { environment: string }): Pro
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
   };
+}
+
+const UNIT_CODES = new Set(['NYL-UNIT-UNCERTAIN', 'NYL-UNIT-FAILED', 'NYL-UNIT-DRIFTED']);
+
+/** `status --unit U`: the rows of the units named (a group: its instances) and their own problems. */
+function onlyUnits(wanted: Set<string>, rows: StatusRow[], problems: Problem[]): void {
+  const keep = <T>(list: T[], ok: (x: T) => boolean) => list.splice(0, list.length, ...list.filter(ok));
+  keep(rows, (r) => wanted.has(r.unit));
+  keep(problems, (p) => !UNIT_CODES.has(p.code) || wanted.has(p.subject ?? ''));
 }
 
 /**

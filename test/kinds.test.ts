@@ -682,8 +682,16 @@ describe('OpenTofu cancellation and locks', () => {
       stdio: 'ignore',
     });
     const holderExit = new Promise<number | null>((res) => holder.on('exit', (code) => res(code)));
-    await waitFor('the other apply to take the lock', () => existsSync(lock));
-    const info = JSON.parse(readFileSync(lock, 'utf8'));
+    // The lock file is written after it is created: wait until it holds its whole JSON.
+    const lockInfo = () => {
+      try {
+        return JSON.parse(readFileSync(lock, 'utf8')) as { pid: number; Created: string; ID: string; Who: string };
+      } catch {
+        return undefined;
+      }
+    };
+    await waitFor('the other apply to take the lock', () => lockInfo() !== undefined);
+    const info = lockInfo() as { pid: number; Created: string; ID: string; Who: string };
     expect(info.pid).toBe(holder.pid);
     writeFake(dir, module, fakeSlow()); // Nyl's applies are fast (the holder read its module already)
 

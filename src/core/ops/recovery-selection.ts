@@ -1,4 +1,4 @@
-import type { Selection } from '../resolve/select.js';
+import { dependantsOf, type Selection } from '../resolve/select.js';
 import type { EnvState } from '../state/read.js';
 import { Exit, problem } from '../util/errors.js';
 import type { DecideOptions } from './decide.js';
@@ -69,15 +69,7 @@ export function recoverySelection(sel: Selection, state: EnvState, ask: Recovery
 
 /** The units and all that depends on them, transitively. */
 function downstream(sel: Selection, roots: Set<string>): Set<string> {
-  const dependants = new Map<string, string[]>();
-  for (const [name, u] of sel.units) for (const d of u.deps) dependants.set(d, [...(dependants.get(d) ?? []), name]);
-  const out = new Set<string>();
-  const visit = (n: string) => {
-    if (out.has(n)) return;
-    out.add(n);
-    for (const m of dependants.get(n) ?? []) visit(m);
-  };
-  for (const r of roots) visit(r);
+  const out = new Set([...roots, ...dependantsOf(sel.units, roots)]);
   // A group mapped from a selected output is selected whole: instances its new list adds run too.
   for (const [g, group] of sel.mapping?.groups ?? [])
     if ('from' in group.source && out.has(group.source.from.unit)) out.add(g);

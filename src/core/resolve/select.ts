@@ -128,17 +128,17 @@ export function waves(units: Map<string, UnitConfig>): string[][] {
   return out.filter(Boolean);
 }
 
-/** Every unit that (transitively) depends on `name`. */
-export function dependantsOf(units: Map<string, UnitConfig>, name: string): Set<string> {
+/** Every unit that (transitively) depends on one of `names` (a name itself only if it does too). */
+export function dependantsOf(units: Map<string, UnitConfig>, names: string | Iterable<string>): Set<string> {
+  const dependants = new Map<string, string[]>();
+  for (const [n, u] of units) for (const d of u.deps) dependants.set(d, [...(dependants.get(d) ?? []), n]);
   const out = new Set<string>();
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [n, u] of units)
-      if (!out.has(n) && u.deps.some((d) => d === name || out.has(d))) {
-        out.add(n);
-        grew = true;
+  const todo = typeof names === 'string' ? [names] : [...names];
+  for (let x = todo.pop(); x !== undefined; x = todo.pop())
+    for (const m of dependants.get(x) ?? [])
+      if (!out.has(m)) {
+        out.add(m);
+        todo.push(m);
       }
-  }
   return out;
 }

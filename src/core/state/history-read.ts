@@ -46,23 +46,47 @@ export async function* walkHistory(
     if (!c) return { unreadable, truncated: true };
     seen++;
     const files = await repo.readTreeRecursive(c.tree);
-    const body = files.get(FILES.run);
-    const o = body ? await repo.readObject(body) : undefined;
-    const parsed = o?.type === 'blob' ? parseDocument('run', o.body) : undefined;
-    if (parsed?.ok) yield { commit: c.oid, record: parsed.doc as RunRecord, files };
+    const record = await runRecordIn(repo, files);
+    if (record) yield { commit: c.oid, record, files };
     else unreadable++;
     cur = c.parents[0];
   }
   return { unreadable, truncated: false };
 }
 
-/** The record of an ended ref (a superseded or refused run not yet in history). */
-export async function readEndedRecord(repo: GitRepo, tip: string): Promise<RunRecord | undefined> {
-  const c = await repo.readCommit(tip);
-  if (!c) return undefined;
-  const files = await repo.readTreeRecursive(c.tree);
+/** The run.json of a commit's files, when it is a readable run record. */
+async function runRecordIn(repo: GitRepo, files: Map<string, string>): Promise<RunRecord | undefined> {
   const oid = files.get(FILES.run);
   const o = oid ? await repo.readObject(oid) : undefined;
   const parsed = o?.type === 'blob' ? parseDocument('run', o.body) : undefined;
   return parsed?.ok ? (parsed.doc as RunRecord) : undefined;
+}
+
+/** The record of an ended ref (a superseded or refused run not yet in history). */
+export async function readEndedRecord(repo: GitRepo, tip: string): Promise<RunRecord | undefined> {
+  const c = await repo.readCommit(tip);
+  return c ? runRecordIn(repo, await repo.readTreeRecursive(c.tree)) : undefined;
+}
+
+/**
+ * The reconciles among the last `limit` runs of the history that executed one of `tokens` (a
+ * `--plan` token), newest first; with `since`, the walk stops at the first run started before it.
+ */
+export async function plannedReconciles(
+  repo: GitRepo,
+  backend: RefBackend,
+  history: HistoryRef,
+  tokens: readonly string[],
+  opts: { limit: number; since?: number },
+): Promise<RunRecord[]> {
+  const out: RunRecord[] = [];
+  const walk = walkHistory(repo, backend, history, opts.limit);
+  for (let i = 0; i < opts.limit; i++) {
+    const next = await walk.next();
+    if (next.done) break;
+    const r = next.value.record;
+    if (opts.since !== undefined && Date.parse(r.startedAt) < opts.since) break;
+    if (r.operation === 'reconcile' && r.plan !== undefined && tokens.includes(r.plan)) out.push(r);
+  }
+  return out;
 }

@@ -1,5 +1,5 @@
 import type { RunRecord } from '../../state/documents.js';
-import { walkHistory } from '../../state/history-read.js';
+import { plannedReconciles } from '../../state/history-read.js';
 import { readEnvironment } from '../../state/read.js';
 import { Exit, type ExitCode } from '../../util/errors.js';
 import type { OpContext } from '../workspace.js';
@@ -30,16 +30,11 @@ export async function landedSince(
   tokens: string[],
 ): Promise<RunRecord | undefined> {
   const state = await readEnvironment(ctx.repo, ctx.backend, prefix, environment);
-  const from = Date.parse(since);
-  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, LOOK_BACK);
-  let found: RunRecord | undefined;
-  for (let i = 0; i < LOOK_BACK; i++) {
-    const next = await walk.next();
-    if (next.done) break;
-    const r = next.value.record;
-    if (Date.parse(r.startedAt) < from) break;
-    const landed = r.state === 'succeeded' || r.state === 'failed';
-    if (r.operation === 'reconcile' && landed && r.plan !== undefined && tokens.includes(r.plan)) found = r;
-  }
-  return found;
+  const history = { ref: state.refs.history, tip: state.tips.history };
+  const runs = await plannedReconciles(ctx.repo, ctx.backend, history, tokens, {
+    limit: LOOK_BACK,
+    since: Date.parse(since),
+  });
+  // Newest first: the oldest that landed a transition.
+  return runs.filter((r) => r.state === 'succeeded' || r.state === 'failed').at(-1);
 }

@@ -1,4 +1,4 @@
-import { walkHistory } from '../../state/history-read.js';
+import { plannedReconciles } from '../../state/history-read.js';
 import type { EnvState } from '../../state/read.js';
 import { NylError } from '../../util/errors.js';
 import { exitFor, type RunReport, type UnitRow } from '../report.js';
@@ -19,32 +19,27 @@ export async function landedPlan(
   e: unknown,
 ): Promise<RunReport | undefined> {
   if (!(e instanceof NylError) || !e.problems.some((p) => p.code === 'NYL-PLAN-STALE')) return undefined;
-  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, LOOK_BACK);
-  for (let i = 0; i < LOOK_BACK; i++) {
-    const next = await walk.next();
-    if (next.done) return undefined;
-    const r = next.value.record;
-    if (r.plan !== token || r.operation !== 'reconcile') continue;
-    const rows: UnitRow[] = Object.entries(r.results ?? {}).map(([unit, u]) => ({
-      unit,
-      kind: u.kind ?? '',
-      result: u.result,
-      detail: u.reason ?? '',
-      ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
-    }));
-    return {
-      operation: 'reconcile',
-      environment: state.environment,
-      run: r.run,
-      source: r.source,
-      rows,
-      problems: [],
-      exit: exitFor(rows, [], ['awaiting-approval']),
-      extra: [
-        ['created', false],
-        ['finished', r.finishedAt ?? r.updatedAt],
-      ],
-    };
-  }
-  return undefined;
+  const history = { ref: state.refs.history, tip: state.tips.history };
+  const [r] = await plannedReconciles(ctx.repo, ctx.backend, history, [token], { limit: LOOK_BACK });
+  if (!r) return undefined;
+  const rows: UnitRow[] = Object.entries(r.results ?? {}).map(([unit, u]) => ({
+    unit,
+    kind: u.kind ?? '',
+    result: u.result,
+    detail: u.reason ?? '',
+    ...(u.durationMs !== undefined ? { durationMs: u.durationMs } : {}),
+  }));
+  return {
+    operation: 'reconcile',
+    environment: state.environment,
+    run: r.run,
+    source: r.source,
+    rows,
+    problems: [],
+    exit: exitFor(rows, [], ['awaiting-approval']),
+    extra: [
+      ['created', false],
+      ['finished', r.finishedAt ?? r.updatedAt],
+    ],
+  };
 }

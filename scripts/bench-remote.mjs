@@ -160,6 +160,17 @@ export function benchRemoteReads(ctx, { src, units, transports }) {
         cost: countedRun(ctx, clone, [command, '-e', ENV_NAME], { transport }),
       };
     }
+    // The same status without the derived cache (git/derived-cache.ts): what the first command
+    // after every change of the state pays, the cache being keyed by the objects it was read from.
+    log(
+      `remote ${transport}: status (no-op, ${units} units, NYL_CACHE=0) × ${ctx.repeat}, paired with node + git fetch`,
+    );
+    const cold = paired(
+      ctx.repeat,
+      () => nylJson(ctx.cli, clone, ['status', '-e', ENV_NAME], { env: { ...childEnv, NYL_CACHE: '0' } }).ms,
+      () => fetchFloor(ctx.remoteTools, clone).ms,
+    );
+    t.uncached = { ms: cold.a, floorMs: cold.b, ratios: cold.ratios };
     t.floorCost = countedRun(ctx, clone, [], { transport, floor: true });
     ctx.check(stateRefs(bare) === tips, `remote ${transport}: a read-only command changed the remote's state refs`);
     out.transports[transport] = t;

@@ -385,6 +385,12 @@ if (want('1')) {
           detail: `${ms(c.ms)} against ${ms(c.floorMs)}; ${costText(c.cost)}`,
         });
     }
+  // Not a target: the same status with the derived cache off, as the first command after a change.
+  for (const transport of ['http', 'file']) {
+    const u = x?.transports[transport]?.uncached;
+    const what = `(info) no-op status, cache off, ${transport === 'http' ? 'smart HTTP' : 'file://'} ÷ (node + git fetch)`;
+    if (u) addRow('1', what, u.ratios, 2.5, { detail: `${ms(u.ms)} against ${ms(u.floorMs)}`, force: 'INFO' });
+  }
 }
 
 // 2. bytes a fresh clone fetches for status, long history against short.

@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseAllDocuments } from 'yaml';
-import { validFast } from '../src/core/config/fast-validate.js';
 import { readFast } from '../src/core/config/fast-yaml.js';
 import { type Config, parseConfig } from '../src/core/config/load.js';
 import { KIND_SCHEMAS } from '../src/core/config/schema.js';
 import { NylError } from '../src/core/util/errors.js';
+import { validFast } from '../src/core/util/fast-validate.js';
 
 // The fast reader must read what it accepts exactly as `yaml` does (values, their types and key
 // order, the line each document starts on), and configuration read with it must be the one read

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runPlanAction}from"../chunks/chunk-WCWWTQGK.js";import"../chunks/chunk-ZASXCHGS.js";import"../chunks/chunk-WVNZRTIJ.js";import"../chunks/chunk-6JBN7XJF.js";import"../chunks/chunk-FEPXWI3G.js";import"../chunks/chunk-XVE2G6PN.js";import"../chunks/chunk-BEHAVKAR.js";import"../chunks/chunk-RL5H4A7J.js";await runPlanAction();
+import{runPlanAction}from"../chunks/chunk-KSPJYB4W.js";import"../chunks/chunk-K4VRCLQF.js";import"../chunks/chunk-6ZIS3FML.js";import"../chunks/chunk-IVQFO3T6.js";import"../chunks/chunk-GEVS6IBD.js";import"../chunks/chunk-XK22SXQV.js";import"../chunks/chunk-6FOV7QUV.js";import"../chunks/chunk-CCC2Q3CU.js";await runPlanAction();

@@ -1,25 +1,34 @@
 import * as core from '@actions/core';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { parseDuration } from '../core/util/duration.js';
+import '../core/util/zod.js';
 
 /** Inputs as the runner passes them (INPUT_<NAME>), read once and validated with zod. */
 const duration = (name: string) =>
-  z.string().refine((s) => s === '' || parseDuration(s) !== undefined, {
-    message: `${name} must be a duration such as 30s, 5m or 1h30m`,
-  });
+  z.string().check(
+    z.refine((s: string) => s === '' || parseDuration(s) !== undefined, {
+      message: `${name} must be a duration such as 30s, 5m or 1h30m`,
+    }),
+  );
 const bool = (name: string) =>
-  z
-    .string()
-    .refine((s) => ['', 'true', 'false', 'True', 'False', 'TRUE', 'FALSE'].includes(s), {
-      message: `${name} must be true or false`,
-    })
-    .transform((s) => s.toLowerCase() === 'true');
-const list = z.string().transform((s) =>
-  s
-    .split(/[\n,]/)
-    .map((x) => x.trim())
-    .filter(Boolean),
+  z.pipe(
+    z.string().check(
+      z.refine((s: string) => ['', 'true', 'false', 'True', 'False', 'TRUE', 'FALSE'].includes(s), {
+        message: `${name} must be true or false`,
+      }),
+    ),
+    z.transform((s: string) => s.toLowerCase() === 'true'),
+  );
+const list = z.pipe(
+  z.string(),
+  z.transform((s: string) =>
+    s
+      .split(/[\n,]/)
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
 );
+const required = (message: string) => z.string().check(z.minLength(1, message));
 
 /**
  * On cancel the runner sends SIGINT, then SIGTERM 7.5 s later, then kills the step 2.5 s after
@@ -27,12 +36,14 @@ const list = z.string().transform((s) =>
  * that cannot leave time for that inside the 7.5 s is refused.
  */
 export const MAX_CANCEL_GRACE_MS = 5_000;
-const cancelGrace = duration('cancel-grace').refine((s) => s === '' || (parseDuration(s) ?? 0) <= MAX_CANCEL_GRACE_MS, {
-  message: `cancel-grace cannot exceed 5s: on cancel the runner kills the step 7.5 s after its SIGINT, and nyl needs the rest of that window to checkpoint and release the lease`,
-});
+const cancelGrace = duration('cancel-grace').check(
+  z.refine((s: string) => s === '' || (parseDuration(s) ?? 0) <= MAX_CANCEL_GRACE_MS, {
+    message: `cancel-grace cannot exceed 5s: on cancel the runner kills the step 7.5 s after its SIGINT, and nyl needs the rest of that window to checkpoint and release the lease`,
+  }),
+);
 
 const common = {
-  environment: z.string().min(1, 'environment is required: the environment to act on, e.g. dev'),
+  environment: required('environment is required: the environment to act on, e.g. dev'),
   config: z.string(),
   remote: z.string(),
   'wait-lease': duration('wait-lease'),
@@ -54,7 +65,7 @@ export const SCHEMAS = {
   }),
   recover: z.object({ ...common, unit: z.string(), retry: bool('retry'), accept: z.string(), reason: z.string() }),
   verify: z.object({ ...common, 'fail-on-drift': bool('fail-on-drift'), 'drift-issue': bool('drift-issue') }),
-  'lease-break': z.object({ ...common, reason: z.string().min(1, 'reason is required: why the lease is broken') }),
+  'lease-break': z.object({ ...common, reason: required('reason is required: why the lease is broken') }),
   plan: z.object({
     ...common,
     environment: z.string(),
@@ -83,7 +94,7 @@ export function readInputs<A extends ActionName>(action: A): Inputs<A> {
   const schema = SCHEMAS[action];
   const raw: Record<string, string> = {};
   for (const key of Object.keys(schema.shape)) raw[key] = core.getInput(key) || DEFAULTS[key] || '';
-  const r = schema.safeParse(raw);
+  const r = z.safeParse(schema, raw);
   if (!r.success)
     throw new InputError(r.error.issues.map((i) => `input ${String(i.path[0])}: ${i.message}`).join('\n'));
   if (action === 'recover') {

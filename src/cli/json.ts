@@ -1,6 +1,7 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
 import type { Problem } from '../core/util/errors.js';
+import { described } from '../core/util/zod.js';
 
 /**
  * `--json`: one document shape for every command (schema/nyl.report.schema.json). Facts are typed
@@ -13,63 +14,60 @@ const SUPERSEDED = 'superseded';
 
 // The schema is built on first use (the `schema` command, tests): every other command only prints.
 const buildReportSchema = () => {
+  const str = z.string();
+  const opt = z.optional;
   const problemSchema = z.object({
     severity: z.enum(['error', 'warning']),
-    code: z.string().describe('NYL-…, see docs/errors.md'),
-    subject: z.string().optional(),
-    message: z.string(),
-    fix: z.string().optional(),
-    exit: z.number().int().describe('The exit code this problem implies'),
+    code: described(str, 'NYL-…, see docs/errors.md'),
+    subject: opt(str),
+    message: str,
+    fix: opt(str),
+    exit: described(z.number().check(z.int()), 'The exit code this problem implies'),
   });
 
   const rowSchema = z.object({
-    environment: z.string().optional().describe('A batch over a group (--group): the environment the row is of'),
-    unit: z.string(),
-    kind: z.string(),
-    result: z
-      .string()
-      .describe(
-        'What happened to the unit (reconcile, teardown: executed, recovered, imported, current, failed, uncertain, …), what would (plan: execute, maybe, …), its state (status: current, pending, drifted, …) or its drift (verify: in-sync, drifted, unknown, skipped, none)',
-      ),
-    detail: z.string(),
-    durationMs: z.number().optional(),
-    executionKey: z.string().optional(),
-    run: z.string().optional().describe('The run that produced this result, when not this run'),
-    receipt: z.string().optional().describe('status: current, outdated, none, unknown, kept'),
-    lastRun: z.string().optional().describe('status: the run that last changed the unit'),
+    environment: described(opt(str), 'A batch over a group (--group): the environment the row is of'),
+    unit: str,
+    kind: str,
+    result: described(
+      str,
+      'What happened to the unit (reconcile, teardown: executed, recovered, imported, current, failed, uncertain, …), what would (plan: execute, maybe, …), its state (status: current, pending, drifted, …) or its drift (verify: in-sync, drifted, unknown, skipped, none)',
+    ),
+    detail: str,
+    durationMs: opt(z.number()),
+    executionKey: opt(str),
+    run: described(opt(str), 'The run that produced this result, when not this run'),
+    receipt: described(opt(str), 'status: current, outdated, none, unknown, kept'),
+    lastRun: described(opt(str), 'status: the run that last changed the unit'),
   });
 
-  return z
-    .object({
+  return described(
+    z.object({
       schema: z.literal('nyl.report/v1'),
-      operation: z
-        .string()
-        .describe(
-          'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
-        ),
-      environment: z
-        .string()
-        .optional()
-        .describe('Absent when the command line itself was refused, and for a batch over a group (facts.group)'),
-      outcome: z.string().describe('done, refused, nothing to import, already broken, not held, …'),
-      result: z
-        .enum(['success', 'failed', 'refused', 'drift', 'uncertain', 'superseded'])
-        .describe(
-          'The exit code in words; superseded: a reconcile of a source older than the recorded one, not applied',
-        ),
-      exit: z
-        .number()
-        .int()
-        .describe('0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty'),
-      run: z.string().optional(),
-      source: z.string().optional().describe('The commit the configuration was read from'),
-      desired: z.string().optional().describe('Tip of the desired ref after the command'),
-      observed: z.string().optional().describe('Tip of the observed ref after the command'),
+      operation: described(
+        str,
+        'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
+      ),
+      environment: described(
+        opt(str),
+        'Absent when the command line itself was refused, and for a batch over a group (facts.group)',
+      ),
+      outcome: described(str, 'done, refused, nothing to import, already broken, not held, …'),
+      result: described(
+        z.enum(['success', 'failed', 'refused', 'drift', 'uncertain', 'superseded']),
+        'The exit code in words; superseded: a reconcile of a source older than the recorded one, not applied',
+      ),
+      exit: described(
+        z.number().check(z.int()),
+        '0 done, 1 failed or bad input, 2 refused or waiting on a person, 3 drift, 4 uncertainty',
+      ),
+      run: opt(str),
+      source: described(opt(str), 'The commit the configuration was read from'),
+      desired: described(opt(str), 'Tip of the desired ref after the command'),
+      observed: described(opt(str), 'Tip of the observed ref after the command'),
       rows: z.array(rowSchema),
-      facts: z.record(z.string(), z.unknown()).describe('Typed facts of the command: plan token, imports, lease, …'),
-      graph: z
-        .object({ waves: z.array(z.array(z.string())), edges: z.array(z.tuple([z.string(), z.string()])) })
-        .optional(),
+      facts: described(z.record(z.string(), z.unknown()), 'Typed facts of the command: plan token, imports, lease, …'),
+      graph: opt(z.object({ waves: z.array(z.array(str)), edges: z.array(z.tuple([str, str])) })),
       problems: z.array(problemSchema),
       stats: z.object({
         gitProcesses: z.number(),
@@ -78,8 +76,9 @@ const buildReportSchema = () => {
         remoteRetries: z.number(),
         backoffWaits: z.number(),
       }),
-    })
-    .describe('What every nyl command prints with --json');
+    }),
+    'What every nyl command prints with --json',
+  );
 };
 let built: ReturnType<typeof buildReportSchema> | undefined;
 /** The zod schema of every --json report (schema/nyl.report.schema.json). */

@@ -9,12 +9,15 @@ import {
   type YAMLError,
   type YAMLMap,
 } from 'yaml';
-import type { z } from 'zod';
+import * as z from 'zod/mini';
+import type { $ZodIssue, $ZodType } from 'zod/v4/core';
+import { jsonExact } from '../git/derived-cache.js';
 import type { GitRepo } from '../git/repo.js';
 import { type ForEachSource, type Item, parseForEach } from '../resolve/for-each.js';
 import { promotionOf } from '../resolve/select.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
-import { validFast } from './fast-validate.js';
+import { validFast } from '../util/fast-validate.js';
+import '../util/zod.js';
 import { readFast } from './fast-yaml.js';
 import { type Reference, scanReferences } from './references.js';
 import {
@@ -68,7 +71,13 @@ const DEFAULT_FILES = ['nyl.yaml', 'nyl.yml'];
 /** Loads and validates configuration from a commit; every problem names file, line and field. */
 export async function loadConfig(
   repo: GitRepo,
-  opts: { rev?: string; config?: string; cwd?: string },
+  opts: {
+    rev?: string;
+    config?: string;
+    cwd?: string;
+    /** Called with the files' texts before they are parsed (work that can overlap the parse). */
+    beforeParse?: (files: { file: string; text: string }[]) => void;
+  },
 ): Promise<Config> {
   const rev = opts.rev ?? 'HEAD';
   const commit = await repo.readCommit(rev);
@@ -79,11 +88,20 @@ export async function loadConfig(
       }),
     );
   const files = await configFiles(repo, commit.oid, opts);
-  const texts = await Promise.all(files.map((f) => repo.readObject(`${commit.oid}:${f}`)));
-  return parseConfig(
-    commit.oid,
-    files.map((file, i) => ({ file, text: texts[i]?.body.toString('utf8') ?? '' })),
-  );
+  const objects = await Promise.all(files.map((f) => repo.readObject(`${commit.oid}:${f}`)));
+  const sources = files.map((file, i) => {
+    const oid = objects[i]?.oid;
+    const cached = oid ? repo.derived.get<CachedDocument[]>('config', `${file}\0${oid}`) : undefined;
+    return { file, text: objects[i]?.body.toString('utf8') ?? '', ...(cached ? { cached } : {}) };
+  });
+  opts.beforeParse?.(sources);
+  return parseConfig(commit.oid, sources, {
+    // A file whose documents were all read and validated by the fast path is kept as values.
+    onValidated: (file, docs) => {
+      const oid = objects[files.indexOf(file)]?.oid;
+      if (oid && jsonExact(docs)) repo.derived.set('config', `${file}\0${oid}`, docs);
+    },
+  });
 }
 
 /**
@@ -93,8 +111,8 @@ export async function loadConfig(
  */
 export function parseConfig(
   source: string,
-  files: { file: string; text: string }[],
-  opts: { yamlOnly?: boolean } = {},
+  files: { file: string; text: string; cached?: CachedDocument[] }[],
+  opts: { yamlOnly?: boolean; onValidated?: (file: string, docs: CachedDocument[]) => void } = {},
 ): Config {
   const problems: Problem[] = [];
   const cfg: Config = {
@@ -105,7 +123,14 @@ export function parseConfig(
     units: new Map(),
     invalid: new Set(),
   };
-  for (const { file, text } of files) parseFile(file, text, cfg, problems, opts.yamlOnly === true);
+  for (const { file, text, cached } of files) {
+    const reads = parseFile(file, text, cfg, problems, opts.yamlOnly === true ? 'yaml' : cached);
+    if (!cached && opts.onValidated && reads.every((r) => 'validated' in r && r.validated))
+      opts.onValidated(
+        file,
+        reads.map((r) => ({ value: (r as ValueDocument).value, line: (r as ValueDocument).line })),
+      );
+  }
   // Every problem in one pass; a cycle is only looked for once the edges are all known.
   checkReferences(cfg, problems);
   if (!problems.length) checkCycles(cfg, problems);
@@ -180,15 +205,28 @@ interface Located {
   lc: LineCounter;
 }
 
-/** A document read from a file: its problems, or its value and where it starts. */
-type ReadDocument = { problems: Problem[] } | { value: unknown; line: number; located: () => Located };
+/** A document read from a file: its value and where it starts; `validated` once the fast path took it. */
+interface ValueDocument {
+  value: unknown;
+  line: number;
+  located: () => Located;
+  validated?: boolean;
+}
+/** A document read from a file: its problems, or its value. */
+type ReadDocument = { problems: Problem[] } | ValueDocument;
+
+/** A document of a file kept between commands (git/derived-cache.ts): its validated value and first line. */
+export interface CachedDocument {
+  value: unknown;
+  line: number;
+}
 
 /**
  * The documents of a file. Most configuration is read by the fast reader, which builds values
  * only; `yaml` reads what it does not know, and every file whose lines a message needs.
  */
-function readDocuments(file: string, source: string, yamlOnly: boolean): ReadDocument[] {
-  const fast = yamlOnly ? undefined : readFast(source);
+function readDocuments(file: string, source: string, how: 'yaml' | CachedDocument[] | undefined): ReadDocument[] {
+  const fast = how === 'yaml' ? undefined : (how ?? readFast(source));
   if (!fast) return readWithYaml(file, source);
   let all: Located[] | undefined;
   const parseAll = () => {
@@ -201,7 +239,8 @@ function readDocuments(file: string, source: string, yamlOnly: boolean): ReadDoc
   // The fast reader's document starting on a line is the one `yaml` starts there.
   const at = (line: number) => () =>
     parseAll().find((d) => locate(d.doc, d.lc, []) === line) ?? (parseAll()[0] as Located);
-  return fast.map((d) => ({ value: d.value, line: d.line, located: at(d.line) }));
+  const known = Array.isArray(how);
+  return fast.map((d) => ({ value: d.value, line: d.line, located: at(d.line), validated: known }));
 }
 
 function readWithYaml(file: string, source: string): ReadDocument[] {
@@ -236,20 +275,22 @@ function readWithYaml(file: string, source: string): ReadDocument[] {
   });
 }
 
-function parseFile(file: string, source: string, cfg: Config, problems: Problem[], yamlOnly: boolean): void {
-  for (const read of readDocuments(file, source, yamlOnly)) {
+function parseFile(
+  file: string,
+  source: string,
+  cfg: Config,
+  problems: Problem[],
+  how: 'yaml' | CachedDocument[] | undefined,
+): ReadDocument[] {
+  const reads = readDocuments(file, source, how);
+  for (const read of reads) {
     if ('problems' in read) problems.push(...read.problems);
     else parseDocument(file, source, read, cfg, problems);
   }
+  return reads;
 }
 
-function parseDocument(
-  file: string,
-  source: string,
-  read: { value: unknown; line: number; located: () => Located },
-  cfg: Config,
-  problems: Problem[],
-): void {
+function parseDocument(file: string, source: string, read: ValueDocument, cfg: Config, problems: Problem[]): void {
   const { value, line: docLine, located } = read;
   const lineAt = (path: (string | number)[], key?: string) => {
     const { doc, lc } = located();
@@ -276,10 +317,15 @@ function parseDocument(
     );
     return;
   }
-  const schema = KIND_SCHEMAS[kind as Kind] as z.ZodType;
+  const schema = KIND_SCHEMAS[kind as Kind] as $ZodType;
   // zod validates what the fast path does not pass (and so reports every problem).
-  const valid = validFast(schema, value);
-  const parsed = valid ? { success: true as const, data: valid.data } : schema.safeParse(value);
+  // A cached document was validated when it was kept.
+  const valid = read.validated ? { data: value } : validFast(schema, value);
+  if (valid) {
+    read.validated = true;
+    read.value = valid.data; // what is kept: zod's output, keys in its order
+  }
+  const parsed = valid ? { success: true as const, data: valid.data } : z.safeParse(schema, value);
   const docName = typeof (value as { name?: unknown }).name === 'string' ? (value as { name: string }).name : '';
   const what = `${kind}${docName ? ` ${docName}` : ''}`;
   if (!parsed.success) {
@@ -411,15 +457,17 @@ function walkStrings(v: unknown, path: string[], fn: (s: string, path: string[])
   else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walkStrings(x, [...path, k], fn);
 }
 
-function allowedKeys(schema: z.ZodType, path: PropertyKey[]): string[] {
-  let s: unknown = schema;
-  for (const p of path) {
-    const shape = (s as { shape?: Record<string, unknown> }).shape;
-    s = shape?.[String(p)];
-    while (s && typeof s === 'object' && 'unwrap' in s && typeof (s as { unwrap: unknown }).unwrap === 'function')
-      s = (s as { unwrap: () => unknown }).unwrap();
-  }
-  const shape = (s as { shape?: Record<string, unknown> } | undefined)?.shape;
+/** The fields an object in the schema allows at `path` (optional wrappers and lists looked through). */
+function allowedKeys(schema: $ZodType, path: PropertyKey[]): string[] {
+  type Def = { shape?: Record<string, $ZodType>; innerType?: $ZodType; element?: $ZodType };
+  const defOf = (x: $ZodType | undefined) => x?._zod.def as Def | undefined;
+  const unwrap = (x: $ZodType | undefined) => {
+    for (let d = defOf(x); d?.innerType || d?.element; d = defOf(x)) x = d.innerType ?? d.element;
+    return x;
+  };
+  let s: $ZodType | undefined = schema;
+  for (const p of path) s = unwrap(defOf(s)?.shape?.[String(p)]);
+  const shape = defOf(s)?.shape;
   return shape ? Object.keys(shape) : [];
 }
 
@@ -428,8 +476,8 @@ function issueProblem(
   doc: Document,
   lc: LineCounter,
   what: string,
-  issue: z.core.$ZodIssue,
-  schema: z.ZodType,
+  issue: $ZodIssue,
+  schema: $ZodType,
 ): Problem {
   const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
   const field = path.join('.');

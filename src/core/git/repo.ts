@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CatFile } from './cat-file.js';
+import { DerivedCache } from './derived-cache.js';
 import { runGit } from './exec.js';
 import { gcLooksDue, startBackgroundGc } from './maintenance.js';
 import {
@@ -57,6 +58,8 @@ export class GitRepo {
 
   /** Where objects, refs and `shallow` live: the main repository's git dir, for a linked worktree too. */
   readonly commonDir: string;
+  /** Documents parsed from objects, kept between commands (derived-cache.ts). */
+  readonly derived: DerivedCache;
 
   private constructor(
     readonly root: string,
@@ -66,6 +69,7 @@ export class GitRepo {
   ) {
     this.cat = new CatFile(root);
     this.commonDir = commonDirOf(gitDir);
+    this.derived = DerivedCache.at(this.commonDir);
   }
 
   static async open(cwd: string): Promise<GitRepo> {

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { Config } from '../config/load.js';
 import type { CommandSpecSchema } from '../config/schema.js';
 import type { GitRepo } from '../git/repo.js';

@@ -1,6 +1,7 @@
 import { type Config, loadConfig } from '../config/load.js';
+import { isSafeName } from '../config/schema.js';
 import { GitError, GitRepo } from '../git/repo.js';
-import { expandFrom, type Selection, selectEnvironment } from '../resolve/select.js';
+import { DEFAULT_PREFIX, expandFrom, type Selection, selectEnvironment } from '../resolve/select.js';
 import { LocalBackend, type RefBackend } from '../state/backend.js';
 import { type EnvState, readEnvironment, type Unreadable } from '../state/read.js';
 import { DEFAULT_NETWORK_TIMEOUT_MS, RemoteBackend, unpublishedLocalWork } from '../state/remote-backend.js';
@@ -103,7 +104,11 @@ export async function loadEnvironment(
   environment: string,
   tolerate: (u: Unreadable) => boolean = () => false,
 ): Promise<Loaded> {
-  const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
+  const cfg = await loadConfig(ctx.repo, {
+    config: ctx.opts.config,
+    cwd: ctx.opts.cwd,
+    beforeParse: (files) => prefetchState(ctx, environment, files),
+  });
   const sel = selectEnvironment(cfg, environment);
   const read = await readState(ctx, sel, tolerate);
   expandFrom(sel, (u) => read.state.observed.get(u)?.receipt?.outputs);
@@ -114,6 +119,19 @@ export async function loadEnvironment(
     remote: ctx.opts.local ? undefined : (ctx.opts.remote ?? 'origin'),
     tolerate,
   };
+}
+
+/**
+ * Starts the fetch of the environment's state while its configuration is parsed (on a runner the
+ * fetch is the round trip, the parse the CPU time: they overlap). It guesses the ref prefix: the
+ * default one, unless a file sets one of its own; a wrong guess costs one fetch, nothing else (the
+ * read takes the answer only for the prefix it asks for). Names that are not an environment's
+ * never reach a refspec.
+ */
+function prefetchState(ctx: OpContext, environment: string, files: { text: string }[]): void {
+  if (!ctx.backend.prefetch || !isSafeName(environment)) return;
+  if (files.some((f) => f.text.includes('coordinationRefPrefix'))) return;
+  ctx.backend.prefetch(`${DEFAULT_PREFIX}/${environment}`);
 }
 
 export async function readState(

@@ -14,6 +14,11 @@ export interface RefBackend {
    */
   list(prefix: string): Promise<Map<string, string>>;
   /**
+   * Starts the read `list(prefix)` makes, so that it runs while the caller works; the next `list`
+   * of the same prefix takes its answer (or its error). The local backend reads in no time.
+   */
+  prefetch?(prefix: string): void;
+  /**
    * Applies all updates or none; false when an expected old value did not hold (a lost race).
    * `intent` says what the write is, for the message when its outcome cannot be known.
    */

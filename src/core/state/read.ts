@@ -96,20 +96,40 @@ export interface EnvState {
 
 const UNIT_DOC = /^units\/([^/]+)\.json$/;
 
+/** The observed tree as read: its files and every unit document, validated (git/derived-cache.ts). */
+interface ObservedCacheEntry {
+  files: [string, string][];
+  docs: ObservedUnit[];
+}
+
 /** Reads refs and their documents, validating each; what cannot be read is collected, not thrown. */
 class Reader {
   readonly unreadable: Unreadable[] = [];
   constructor(private readonly repo: GitRepo) {}
 
-  /** The files of the commit a ref points at; undefined (and recorded) when it is not a readable commit. */
-  async files(where: Omit<Unreadable, 'cause' | 'file'>): Promise<Map<string, string> | undefined> {
+  /** The tree of the commit a ref points at; undefined (and recorded) when it is not a readable commit. */
+  async tree(where: Omit<Unreadable, 'cause' | 'file'>): Promise<string | undefined> {
     const o = await this.repo.readObject(where.tip);
     if (!o) return this.fail(where, `its tip ${where.tip} is missing from this repository`);
     if (o.type !== 'commit') return this.fail(where, `points at a ${o.type}, not a commit`);
     const c = await this.repo.readCommit(o.oid);
     const tree = c ? await this.repo.readObject(c.tree) : undefined;
     if (tree?.type !== 'tree') return this.fail(where, `its commit has no readable tree (${c?.tree ?? 'none'})`);
-    return this.repo.readTreeRecursive(tree.oid);
+    return tree.oid;
+  }
+
+  /**
+   * The files of the commit a ref points at; undefined (and recorded) when it is not a readable
+   * commit. `cached`: the listing is kept between commands (the desired tree: one per unit).
+   */
+  async files(where: Omit<Unreadable, 'cause' | 'file'>, cached = false): Promise<Map<string, string> | undefined> {
+    const tree = await this.tree(where);
+    if (!tree) return undefined;
+    const hit = cached ? this.repo.derived.get<[string, string][]>('tree', tree) : undefined;
+    if (hit) return new Map(hit);
+    const files = await this.repo.readTreeRecursive(tree);
+    if (cached) this.repo.derived.set('tree', tree, [...files]);
+    return files;
   }
 
   /** One validated document, or undefined (recorded as unreadable). */
@@ -229,14 +249,16 @@ export async function readEnvironment(
     },
   };
   const reader = new Reader(repo);
-  const filesOf = (scope: 'lease' | 'desired' | 'observed', ref: string, tip: string | undefined) =>
-    tip ? reader.files({ ref, tip, scope }) : Promise.resolve(new Map<string, string>());
-  const [leaseFiles, observedFiles, desiredFiles] = await Promise.all([
+  const filesOf = (scope: 'lease' | 'desired', ref: string, tip: string | undefined) =>
+    tip ? reader.files({ ref, tip, scope }, scope === 'desired') : Promise.resolve(new Map<string, string>());
+  const observedWhere = state.tips.observed
+    ? { ref: refs.observed, tip: state.tips.observed, scope: 'observed' as const }
+    : undefined;
+  const [leaseFiles, observedTree, desiredFiles] = await Promise.all([
     filesOf('lease', refs.lease, state.tips.lease),
-    filesOf('observed', refs.observed, state.tips.observed),
+    observedWhere ? reader.tree(observedWhere) : undefined,
     filesOf('desired', refs.desired, state.tips.desired),
   ]);
-  state.observedFiles = observedFiles ?? new Map();
   state.desiredFiles = desiredFiles ?? new Map();
   const unitDoc = async <T extends { name: string }>(
     kind: 'observed' | 'desired',
@@ -252,7 +274,30 @@ export async function readEnvironment(
     if (doc && doc.name !== unit) return reader.fail(where, `it holds the document of unit ${doc.name}, not ${unit}`);
     return doc;
   };
-  const unitPaths = [...state.observedFiles].filter(([p]) => UNIT_DOC.test(p));
+  const readObserved = async (): Promise<ObservedUnit[]> => {
+    if (!observedWhere || !observedTree) return [];
+    const cached = repo.derived.get<ObservedCacheEntry>('observed', observedTree);
+    if (cached) {
+      crashPoint('read-state');
+      state.observedFiles = new Map(cached.files);
+      return cached.docs;
+    }
+    state.observedFiles = await repo.readTreeRecursive(observedTree);
+    const before = reader.unreadable.length;
+    const unitPaths = [...state.observedFiles].filter(([p]) => UNIT_DOC.test(p));
+    const read = await Promise.all(
+      unitPaths.map(([p, oid]) => unitDoc<ObservedUnit>('observed', refs.observed, observedWhere.tip, p, oid)),
+    );
+    const docs = read.filter((d): d is ObservedUnit => d !== undefined);
+    // Only a tree whose every document could be read is kept: an unreadable one is read (and
+    // reported) again each time until it is repaired.
+    if (reader.unreadable.length === before)
+      repo.derived.set('observed', observedTree, {
+        files: [...state.observedFiles],
+        docs,
+      } satisfies ObservedCacheEntry);
+    return docs;
+  };
   const [lease, observedDocs, runStates, evidenceStates] = await Promise.all([
     state.tips.lease && leaseFiles
       ? reader.doc<LeaseDoc>(
@@ -261,11 +306,7 @@ export async function readEnvironment(
           leaseFiles.get(FILES.lease),
         )
       : undefined,
-    Promise.all(
-      unitPaths.map(([p, oid]) =>
-        unitDoc<ObservedUnit>('observed', refs.observed, state.tips.observed as string, p, oid),
-      ),
-    ),
+    readObserved(),
     Promise.all([...runs].map(([id, tip]) => readRunRef(reader, repo, 'run', id, refs.run(id), tip))),
     Promise.all([...evidence].map(([id, tip]) => readRunRef(reader, repo, 'evidence', id, refs.evidence(id), tip))),
   ]);

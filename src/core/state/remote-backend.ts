@@ -89,7 +89,25 @@ export class RemoteBackend implements RefBackend {
   /** Local refs (from --local runs) under the last listed prefix, read in the same process. */
   localTips = new Map<string, string>();
 
+  private prefetched?: { prefix: string; listing: Promise<Map<string, string>> };
+
+  prefetch(prefix: string): void {
+    if (this.prefetched) return;
+    const listing = this.fetchListing(prefix);
+    listing.catch(() => {}); // the error is the one of the list that takes this answer
+    this.prefetched = { prefix, listing };
+  }
+
   async list(prefix: string): Promise<Map<string, string>> {
+    const early = this.prefetched;
+    this.prefetched = undefined;
+    if (early?.prefix === prefix) return early.listing;
+    // Another prefix after all: let that fetch end first (both would update FETCH state at once).
+    if (early) await early.listing.catch(() => {});
+    return this.fetchListing(prefix);
+  }
+
+  private async fetchListing(prefix: string): Promise<Map<string, string>> {
     const track = trackingRef(this.remote, prefix);
     // Tips only when this clone holds none of these refs yet (a fresh runner): the fetch does not
     // grow with history. A clone that has them fetches what changed since (a depth fetch would

@@ -1,4 +1,6 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { validFast } from '../util/fast-validate.js';
+import '../util/zod.js';
 
 /**
  * The one schema layer for documents read from refs (docs/git-storage.md). A document whose
@@ -9,28 +11,30 @@ import { z } from 'zod';
  * document is copied forward, not dropped.
  */
 
-const time = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' });
+const time = z.string().check(z.refine((s: string) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' }));
 const str = z.string();
 const strings = z.record(z.string(), z.string());
+const num = z.number();
+const opt = z.optional;
 /** Attempts of a unit in one run (`retries`). */
-const attempts = z.number().int().positive();
+const attempts = z.number().check(z.int(), z.positive());
 
 const githubJob = z.looseObject({
   serverUrl: str,
-  apiUrl: str.optional(),
+  apiUrl: opt(str),
   repository: str,
   runId: str,
   runAttempt: str,
   job: str,
-  runnerName: str.optional(),
-  jobId: z.number().optional(),
-  jobUrl: str.optional(),
+  runnerName: opt(str),
+  jobId: opt(num),
+  jobUrl: opt(str),
 });
 const holder = z.looseObject({
   id: str,
-  actor: str.optional(),
-  workflowRun: str.optional(),
-  github: githubJob.optional(),
+  actor: opt(str),
+  workflowRun: opt(str),
+  github: opt(githubJob),
 });
 const brokenInfo = z.looseObject({ at: time, by: str, reason: str });
 
@@ -44,8 +48,8 @@ export const LeaseSchema = z.looseObject({
   acquiredAt: time,
   renewedAt: time,
   deadline: time,
-  heartbeatMs: z.number().positive().optional(),
-  broken: brokenInfo.optional(),
+  heartbeatMs: opt(z.number().check(z.positive())),
+  broken: opt(brokenInfo),
 });
 
 const runState = z.enum([
@@ -72,36 +76,34 @@ export const RunRecordSchema = z.looseObject({
   updatedAt: time,
   deadline: time,
   phase: z.enum(['resolution', 'wave', 'transition', 'finished']),
-  wave: z.number().int().nonnegative().optional(),
+  wave: opt(z.number().check(z.int(), z.nonnegative())),
   executing: z.array(str),
-  basedOn: str.optional(),
-  exec: z.looseObject({ unit: str, command: z.array(str), by: str, reason: str.optional() }).optional(),
-  takenOver: z.looseObject({ run: str, leaseBroken: brokenInfo }).optional(),
-  finishedAt: time.optional(),
-  supervisor: z.looseObject({ host: str, pid: z.number(), groupsFile: str.optional() }).optional(),
-  processGroups: z.array(z.number()).optional(),
-  states: z
-    .array(z.looseObject({ state: runState, at: time, wave: z.number().optional(), units: z.array(str).optional() }))
-    .optional(),
-  running: z.record(str, z.looseObject({ startedAt: time, elapsedMs: z.number() })).optional(),
-  results: z
-    .record(
+  basedOn: opt(str),
+  exec: opt(z.looseObject({ unit: str, command: z.array(str), by: str, reason: opt(str) })),
+  takenOver: opt(z.looseObject({ run: str, leaseBroken: brokenInfo })),
+  finishedAt: opt(time),
+  supervisor: opt(z.looseObject({ host: str, pid: num, groupsFile: opt(str) })),
+  processGroups: opt(z.array(num)),
+  states: opt(z.array(z.looseObject({ state: runState, at: time, wave: opt(num), units: opt(z.array(str)) }))),
+  running: opt(z.record(str, z.looseObject({ startedAt: time, elapsedMs: num }))),
+  results: opt(
+    z.record(
       str,
       z.looseObject({
         result: str,
-        kind: str.optional(),
-        durationMs: z.number().optional(),
-        exitCode: z.number().optional(),
-        reason: str.optional(),
+        kind: opt(str),
+        durationMs: opt(num),
+        exitCode: opt(num),
+        reason: opt(str),
       }),
-    )
-    .optional(),
-  importedBy: str.optional(),
-  imported: z.array(str).optional(),
-  ended: z.looseObject({ code: str, message: str }).optional(),
-  plan: str.optional(),
-  recovery: z.looseObject({ selection: str, roots: z.array(str), revision: str }).optional(),
-  attempts: z.record(str, attempts).optional(),
+    ),
+  ),
+  importedBy: opt(str),
+  imported: opt(z.array(str)),
+  ended: opt(z.looseObject({ code: str, message: str })),
+  plan: opt(str),
+  recovery: opt(z.looseObject({ selection: str, roots: z.array(str), revision: str })),
+  attempts: opt(z.record(str, attempts)),
 });
 
 export const CheckpointSchema = z.looseObject({
@@ -110,27 +112,27 @@ export const CheckpointSchema = z.looseObject({
   kind: str,
   uid: str,
   executionKey: str,
-  source: str.optional(),
+  source: opt(str),
   result: z.enum(['succeeded', 'failed', 'uncertain']),
   at: time,
-  durationMs: z.number(),
-  outputs: strings.optional(),
-  artifacts: strings.optional(),
-  exitCode: z.number().optional(),
-  reason: str.optional(),
-  retryable: z.boolean().optional(),
-  attempts: attempts.optional(),
+  durationMs: num,
+  outputs: opt(strings),
+  artifacts: opt(strings),
+  exitCode: opt(num),
+  reason: opt(str),
+  retryable: opt(z.boolean()),
+  attempts: opt(attempts),
 });
 
 const receipt = z.looseObject({
   executionKey: str,
   uid: str,
   run: str,
-  source: str.optional(),
+  source: opt(str),
   at: time,
   outputs: strings,
   artifacts: strings,
-  attempts: attempts.optional(),
+  attempts: opt(attempts),
 });
 
 const condition = z.looseObject({
@@ -138,12 +140,12 @@ const condition = z.looseObject({
   reason: str,
   run: str,
   since: time,
-  retryable: z.boolean().optional(),
-  exitCode: z.number().optional(),
-  executionKey: str.optional(),
-  checkpointed: z.boolean().optional(),
-  revision: str.optional(),
-  attempts: attempts.optional(),
+  retryable: opt(z.boolean()),
+  exitCode: opt(num),
+  executionKey: opt(str),
+  checkpointed: opt(z.boolean()),
+  revision: opt(str),
+  attempts: opt(attempts),
 });
 
 export const ObservedUnitSchema = z.looseObject({
@@ -151,29 +153,29 @@ export const ObservedUnitSchema = z.looseObject({
   name: str,
   kind: str,
   uid: str,
-  receipt: receipt.optional(),
-  condition: condition.optional(),
+  receipt: opt(receipt),
+  condition: opt(condition),
   lastRun: str,
-  drift: z
-    .looseObject({ state: z.enum(['in-sync', 'drifted', 'unknown']), detail: str, at: time, receiptKey: str })
-    .optional(),
-  health: z.looseObject({ state: str, detail: str, at: time }).optional(),
-  attestations: strings.optional(),
-  hold: z.looseObject({ by: str, reason: str, at: time }).optional(),
-  repairs: z
-    .array(
+  drift: opt(
+    z.looseObject({ state: z.enum(['in-sync', 'drifted', 'unknown']), detail: str, at: time, receiptKey: str }),
+  ),
+  health: opt(z.looseObject({ state: str, detail: str, at: time })),
+  attestations: opt(strings),
+  hold: opt(z.looseObject({ by: str, reason: str, at: time })),
+  repairs: opt(
+    z.array(
       z.looseObject({
         run: str,
         command: z.array(str),
         by: str,
-        reason: str.optional(),
+        reason: opt(str),
         at: time,
-        exitCode: z.number().nullable(),
+        exitCode: z.nullable(num),
         output: str,
       }),
-    )
-    .optional(),
-  approvalRequired: z.looseObject({ reason: str, since: time }).optional(),
+    ),
+  ),
+  approvalRequired: opt(z.looseObject({ reason: str, since: time })),
 });
 
 export const DesiredUnitSchema = z.looseObject({
@@ -192,7 +194,7 @@ export const EnvironmentFileSchema = z.looseObject({
   schema: z.literal('nyl.environment/v1'),
   environment: str,
   waves: z.array(z.array(str)),
-  source: str.optional(),
+  source: opt(str),
 });
 
 export const DOCUMENT_SCHEMAS = {
@@ -243,7 +245,10 @@ export function parseDocument<K extends DocumentKind>(
     };
   const schema = (value as { schema?: unknown }).schema;
   if (schema !== EXPECTED[kind]) return { ok: false, cause: schemaCause(kind, schema) };
-  const r = DOCUMENT_SCHEMAS[kind].safeParse(value);
+  // Well-formed documents skip zod's per-value machinery; zod words what is wrong with the others.
+  const fast = validFast(DOCUMENT_SCHEMAS[kind], value);
+  if (fast) return { ok: true, doc: fast.data };
+  const r = z.safeParse(DOCUMENT_SCHEMAS[kind], value);
   if (r.success) return { ok: true, doc: r.data };
   const issue = r.error.issues[0];
   const field = issue?.path.map(String).join('.') || '(document)';

@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { RefUpdate } from '../../git/repo.js';
 import { prettyJson } from '../../util/canonical.js';
 import { Exit, NylError, type Problem, problem } from '../../util/errors.js';
+import '../../util/zod.js';
 import type { OpContext } from '../workspace.js';
 
 /**
@@ -9,51 +10,43 @@ import type { OpContext } from '../workspace.js';
  * cannot start with `_`, so this never meets an environment's refs). One commit per write, each a
  * compare-and-swap on the ref: a lost one means another request is running the same batch.
  */
-const time = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' });
+const time = z.string().check(z.refine((s: string) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' }));
 const exit = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3), z.literal(4)]);
+const str = z.string();
+const opt = z.optional;
 
 const EntrySchema = z.looseObject({
-  environment: z.string(),
+  environment: str,
   /** The environment's plan token the batch accepted. */
-  plan: z.string(),
+  plan: str,
   /** The tips that plan was made from, and the configuration revision of all its units. */
-  desired: z.string().optional(),
-  observed: z.string().optional(),
-  config: z.string(),
+  desired: opt(str),
+  observed: opt(str),
+  config: str,
   /** Its plan warned NYL-CONFIG-CHANGED when the batch was recorded. */
-  configChanged: z.boolean().optional(),
+  configChanged: opt(z.boolean()),
   /** When a request of this batch first went to reconcile it (kept from the first attempt). */
-  started: z.looseObject({ at: time, request: z.string() }).optional(),
+  started: opt(z.looseObject({ at: time, request: str })),
   /** Other plan tokens it was reconciled with (a continued run after an import): its landed run has one. */
-  tokens: z.array(z.string()).optional(),
+  tokens: opt(z.array(str)),
   /** Its run finished (any result): a later request does not run it again. */
-  done: z
-    .looseObject({
-      run: z.string().optional(),
-      result: z.string(),
-      exit,
-      at: time,
-      detail: z.string().optional(),
-    })
-    .optional(),
+  done: opt(z.looseObject({ run: opt(str), result: str, exit, at: time, detail: opt(str) })),
   /** The latest attempt that did not finish it (a refusal, an error): the same token tries again. */
-  last: z
-    .looseObject({ result: z.string(), exit, code: z.string().optional(), message: z.string(), at: time })
-    .optional(),
+  last: opt(z.looseObject({ result: str, exit, code: opt(str), message: str, at: time })),
 });
 
 export const BatchSchema = z.looseObject({
   schema: z.literal('nyl.batch/v1'),
-  token: z.string(),
-  group: z.string(),
+  token: str,
+  group: str,
   failed: z.boolean(),
-  source: z.string(),
+  source: str,
   createdAt: time,
-  createdBy: z.string(),
+  createdBy: str,
   updatedAt: time,
   /** The request that wrote last (each request has its own id) and who ran it. */
-  updatedBy: z.looseObject({ request: z.string(), holder: z.string() }),
-  environments: z.array(EntrySchema).min(1).max(100),
+  updatedBy: z.looseObject({ request: str, holder: str }),
+  environments: z.array(EntrySchema).check(z.minLength(1), z.maxLength(100)),
 });
 
 export type BatchEntry = z.infer<typeof EntrySchema>;
@@ -108,7 +101,7 @@ export async function readBatch(ctx: OpContext, prefix: string, group: string, i
   const schema = (json as { schema?: unknown } | null)?.schema;
   if (schema !== 'nyl.batch/v1')
     throw unreadable(ref, `${BATCH_FILE} carries schema ${JSON.stringify(schema)}, which this nyl does not know`);
-  const parsed = BatchSchema.safeParse(json);
+  const parsed = z.safeParse(BatchSchema, json);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     throw unreadable(ref, `${BATCH_FILE}: ${i?.path.join('.') || '(document)'} ${i?.message ?? 'is invalid'}`);

@@ -1,10 +1,11 @@
-import type { z } from 'zod';
+import type { $ZodType } from 'zod/v4/core';
 
 /**
  * Validation of well-formed documents without zod's per-value machinery: the zod schema is
- * compiled once into plain functions for the kinds of schema configuration uses (strict objects,
- * strings, booleans, literals, enums, optional fields, arrays, unions, records of unknown values). A value
- * gets what zod would give it (the same output, keys in the schema's order) or undefined, and then
+ * compiled once into plain functions for the kinds of schema configuration and state documents use
+ * (strict and loose objects, strings, numbers, booleans, literals, enums, optional and nullable
+ * values, arrays, unions, records). A value gets what zod would give it (the same output, keys in
+ * zod's order) or undefined, and then
  * zod itself validates it, so every problem is zod's: this path only has to be right for values
  * that are valid. The checks are zod's own (patterns, lengths, refinements), run as zod runs them.
  */
@@ -121,27 +122,32 @@ function compile(schema: unknown): Validator | undefined {
       });
     }
     case 'record': {
-      // Records of strings to unknown values only: zod copies the own keys, in order.
+      // Records with plain string keys: zod copies the own keys, in order, each value validated.
       if (!onlyKeys(def, ['type', 'checks', 'keyType', 'valueType'])) return undefined;
       const key = defOf(def.keyType);
-      const value = defOf(def.valueType);
       if (key?.type !== 'string' || key.checks?.length || key.coerce) return undefined;
-      if (value?.type !== 'unknown' || value.checks?.length) return undefined;
+      const value = compile(def.valueType);
+      if (!value) return undefined;
       return withChecks((v) => {
         if (!isPlainObject(v)) return NO;
         const out: Record<string, unknown> = {};
         for (const k of Reflect.ownKeys(v as object)) {
           if (typeof k !== 'string' || k === '__proto__' || !Object.prototype.propertyIsEnumerable.call(v, k))
             return NO;
-          out[k] = (v as Record<string, unknown>)[k];
+          const x = value((v as Record<string, unknown>)[k]);
+          if (x === NO) return NO;
+          out[k] = x;
         }
         return out;
       });
     }
     case 'object': {
-      // Strict objects only (`catchall` never): an unknown key is zod's to report.
+      // Strict objects (catchall never: an unknown key is zod's to report) and loose ones
+      // (catchall unknown: unknown keys kept, after the shape's, in the input's order).
       if (!onlyKeys(def, ['type', 'checks', 'shape', 'catchall'])) return undefined;
-      if (defOf(def.catchall)?.type !== 'never') return undefined;
+      const catchall = defOf(def.catchall);
+      const loose = catchall?.type === 'unknown' && !catchall.checks?.length;
+      if (catchall?.type !== 'never' && !loose) return undefined;
       const shape = def.shape as Record<string, unknown>;
       const fields: { key: string; optional: boolean; validate: Validator }[] = [];
       for (const key of Object.keys(shape)) {
@@ -151,6 +157,7 @@ function compile(schema: unknown): Validator | undefined {
         if (!validate || !field || key in Object.prototype) return undefined;
         fields.push({ key, optional: field.type === 'optional', validate });
       }
+      const known = new Set(fields.map((f) => f.key));
       return withChecks((v) => {
         if (!isPlainObject(v)) return NO;
         const input = v as Record<string, unknown>;
@@ -166,13 +173,23 @@ function compile(schema: unknown): Validator | undefined {
           if (x === NO) return NO;
           out[f.key] = x;
         }
-        // A key outside the shape: zod reports it (strict objects).
-        if (present !== Object.keys(input).length || Reflect.ownKeys(input).length !== present) return NO;
+        const keys = Object.keys(input);
+        if (Reflect.ownKeys(input).length !== keys.length) return NO;
+        if (!loose) return present === keys.length ? out : NO;
+        for (const k of keys) {
+          if (known.has(k)) continue;
+          if (k === '__proto__') return NO;
+          out[k] = input[k];
+        }
         return out;
       });
     }
+    case 'nullable': {
+      if (!onlyKeys(def, ['type', 'checks', 'innerType']) || checks.length) return undefined;
+      const inner = compile(def.innerType);
+      return inner && ((v) => (v === null ? null : inner(v)));
+    }
     default:
-      console.log('FASTDBG', def.type, Object.keys(def));
       return undefined;
   }
 }
@@ -189,7 +206,7 @@ const compiled = new WeakMap<object, Validator | null>();
  * What `schema.safeParse(value)` gives as data, when this path knows the schema and the value is
  * valid; undefined otherwise (then ask zod).
  */
-export function validFast(schema: z.ZodType, value: unknown): { data: unknown } | undefined {
+export function validFast(schema: $ZodType, value: unknown): { data: unknown } | undefined {
   let validate = compiled.get(schema);
   if (validate === undefined) {
     validate = compile(schema) ?? null;

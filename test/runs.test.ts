@@ -154,8 +154,23 @@ describe('nyl runs', () => {
     expect(showLost.stdout).toContain(`  importedBy: ${fifthRun?.run}\n`);
     expect(showLost.stdout).toMatch(/\n {2}lost +\S+ *\n/);
 
-    // History is plain git: one commit per ended run on refs/nyl/dev/history.
-    expect(git(s.bare, 'log', '--format=%s', 'refs/nyl/dev/history').split('\n')).toHaveLength(5);
+    // History is plain git: one commit per ended run on refs/nyl/dev/history, along first parents;
+    // each entry after the first keeps its run ref's last commit as second parent (the run's moves).
+    const entries = git(s.bare, 'log', '--first-parent', '--format=%H %P', 'refs/nyl/dev/history').split('\n');
+    expect(entries).toHaveLength(5);
+    expect(entries.map((e) => e.split(' ').length - 1)).toEqual([2, 2, 2, 2, 0]);
+    expect(git(s.bare, 'log', '-1', '--format=%s', 'refs/nyl/dev/history^2')).toMatch(/^nyl: run \S+ /);
+    // Deleting the run refs left nothing nyl wrote for them unreachable, but the first run's moves
+    // (the first entry has no parent to hang its run on).
+    const unreachable = git(s.bare, 'fsck', '--unreachable', '--no-reflogs', '--no-progress')
+      .split('\n')
+      .filter((l) => l.startsWith('unreachable commit'))
+      .map((l) => git(s.bare, 'log', '-1', '--format=%s', l.split(' ')[2] as string));
+    const firstRun = /^nyl: run (\S+) /.exec(
+      git(s.bare, 'log', '--first-parent', '--format=%s', 'refs/nyl/dev/history').split('\n')[4] as string,
+    )?.[1];
+    expect(firstRun).toBeDefined();
+    for (const subject of unreachable) expect(subject).toContain(`nyl: run ${firstRun} `);
 
     // An unknown run is a clear error.
     const unknown = await nyl(s.work, ['runs', 'show', '-e', 'dev', 'nope']);
@@ -217,7 +232,13 @@ describe('nyl runs', () => {
       /^runs prune dev: pruned\n {2}kept: 2\n {2}olderThan: \S+\n {2}history: [0-9a-f]{40}\n$/,
     );
     expect(state()).toBe(before);
-    expect(git(dir, 'rev-list', '--count', 'refs/nyl/dev/history')).toBe('2');
+    expect(git(dir, 'rev-list', '--first-parent', '--count', 'refs/nyl/dev/history')).toBe('2');
+    // The kept entries keep their runs' moves, the oldest one none (it has no parent).
+    expect(
+      git(dir, 'log', '--first-parent', '--format=%H %P', 'refs/nyl/dev/history')
+        .split('\n')
+        .map((p) => p.split(' ').length - 1),
+    ).toEqual([2, 0]);
     const runs = await nylJson<{ facts: { runs: RunLine[] } }>(dir, ['runs', '-e', 'dev', '--local']);
     expect(runs.json.facts.runs.map((r) => r.state)).toEqual(['succeeded', 'succeeded']);
     const usage = await nyl(dir, ['runs', 'prune', '-e', 'dev', '--local']);

@@ -1,3 +1,4 @@
+import { withRun } from '../state/history.js';
 import { walkHistory } from '../state/history-read.js';
 import { currentHolder } from '../state/lease.js';
 import { RunSession } from '../state/run-session.js';
@@ -46,7 +47,14 @@ export async function pruneRuns(ctx: OpContext, opts: { environment: string; old
     if (!c) continue;
     const who = /^(.*) <(.*)>$/.exec(c.author);
     const author = who ? { name: who[1] as string, email: who[2] as string } : await ctx.repo.signature();
-    parent = batch.commit({ tree: c.tree, parents: parent ? [parent] : [], author, message: c.message, time: c.time });
+    // Each kept entry keeps its run's moves (its second parent), unless it becomes the first entry.
+    parent = batch.commit({
+      tree: c.tree,
+      parents: withRun(parent, c.parents[1]),
+      author,
+      message: c.message,
+      time: c.time,
+    });
   }
   await batch.flush();
   const session = new RunSession(

@@ -20,6 +20,8 @@ export interface HistoryEntry {
   record: RunRecord;
   /** Files besides run.json: log tails, by path (blob contents or ids). */
   files: TreeFiles;
+  /** The last commit of the run's own ref, kept as the entry's second parent (see appendHistory). */
+  runTip?: string;
 }
 
 /** A history entry's commit message: what ran, how it ended, and its results counted. */
@@ -38,6 +40,10 @@ export function countResults(results: Record<string, UnitResult>): Record<string
 /**
  * The commits that append `entries` (oldest first) and `ended` ref commits to the history ref, on
  * top of `tip`; undefined when there is nothing to append. Ended refs' trees are reused as they are.
+ * An entry's second parent is the ref the run kept while it ran (its claim, waves and heartbeats;
+ * an ended ref's one commit), so that deleting that ref leaves none of the objects written for it
+ * unreachable, and `git log <entry>^2` shows the run's moves. History itself is read along first
+ * parents; the first entry of a history has no parent, and so no second one either.
  */
 export async function appendHistory(
   repo: GitRepo,
@@ -54,7 +60,7 @@ export async function appendHistory(
   for (const e of opts.ended) {
     const c = await repo.readCommit(e.tip);
     if (!c) continue;
-    parent = batch.commit({ tree: c.tree, parents: parent ? [parent] : [], author: opts.author, message: c.message });
+    parent = batch.commit({ tree: c.tree, parents: withRun(parent, e.tip), author: opts.author, message: c.message });
   }
   for (const e of opts.entries) {
     const files: TreeFiles = new Map(e.files);
@@ -62,13 +68,19 @@ export async function appendHistory(
     const tree = batch.tree(files);
     parent = batch.commit({
       tree,
-      parents: parent ? [parent] : [],
+      parents: withRun(parent, e.runTip),
       author: opts.author,
       message: historySubject(e.record),
     });
   }
   if (parent === opts.tip) return undefined;
   return { ref: opts.ref, old: opts.tip, new: parent };
+}
+
+/** A history commit's parents: the entry before it, then the run's own ref when there is one before. */
+export function withRun(previous: string | undefined, runTip: string | undefined): string[] {
+  if (!previous) return [];
+  return runTip ? [previous, runTip] : [previous];
 }
 
 /**
@@ -105,7 +117,7 @@ export function importedEntry(run: RunRefState, by: string, now: number): Histor
   const files: TreeFiles = new Map();
   for (const [unit, oid] of run.logs) files.set(FILES.runLog(unit), { oid });
   for (const [unit, oid] of run.tails) if (!run.logs.has(unit)) files.set(FILES.runTail(unit), { oid });
-  return { record, files };
+  return { record, files, runTip: run.tip };
 }
 
 /** The refs of runs that ended without the lease, to fold into history (oldest first, bounded). */

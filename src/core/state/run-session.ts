@@ -317,7 +317,8 @@ export class RunSession {
     const update = await appendHistory(this.repo, batch, {
       ref: this.state.refs.history,
       tip: this.state.tips.history,
-      entries: [...imported, ...(own ? [own] : [])],
+      // This run's own ref is deleted in the same write: its last commit stays reachable from history.
+      entries: [...imported, ...(own ? [{ ...own, runTip: own.runTip ?? this.runTip }] : [])],
       ended,
       author: this.author,
     });

@@ -3,7 +3,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
@@ -51,6 +51,23 @@ export const BUNDLE_OPTIONS = {
   logLevel: 'warning',
   charset: 'utf8',
   plugins: [zodEnglishOnly],
+  // `yaml` is bundled apart (YAML_BUNDLE) and loaded on first use (src/core/config/yaml-lib.ts),
+  // from a chunk in chunks/ or an entry next to it.
+  define: { NYL_YAML_MODULES: JSON.stringify(['../yaml.cjs', './yaml.cjs']) },
+};
+
+/** The `yaml` library as one CommonJS file, `dist/yaml.cjs`: required only when a message needs it. */
+const YAML_BUNDLE = {
+  stdin: { contents: "module.exports = require('yaml');", resolveDir: dirname(fileURLToPath(import.meta.url)) },
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+  charset: 'utf8',
 };
 
 // Run as a script builds dist/; imported (for BUNDLE_OPTIONS), it builds nothing.
@@ -72,6 +89,7 @@ async function buildDist() {
   ];
 
   await build({ ...BUNDLE_OPTIONS, entryPoints: entries, outdir: out });
+  await build({ ...YAML_BUNDLE, outfile: join(out, 'yaml.cjs') });
 
   // Bundles are ES modules: say so next to them, whatever package.json surrounds dist/.
   (await import('node:fs')).writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');

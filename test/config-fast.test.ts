@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -9,6 +10,7 @@ import { type Config, parseConfig } from '../src/core/config/load.js';
 import { KIND_SCHEMAS } from '../src/core/config/schema.js';
 import { NylError } from '../src/core/util/errors.js';
 import { validFast } from '../src/core/util/fast-validate.js';
+import { command, commitFiles, ENV_DEV, makeRepo, tempDir } from './helpers/repo.js';
 
 // The fast reader must read what it accepts exactly as `yaml` does (values, their types and key
 // order, the line each document starts on), and configuration read with it must be the one read
@@ -404,5 +406,30 @@ describe('configuration read with the fast reader', () => {
       // The line of the block scalar: the unclosed text is not found as written (as before).
       problems: [{ code: 'NYL-CONFIG-REFERENCE', subject: 'nyl.yaml:7 spec.run' }],
     });
+  });
+});
+
+describe('the built CLI', () => {
+  it('reads, plans and reconciles configuration without loading yaml, and loads it for a message', async () => {
+    // A copy of dist/ without yaml.cjs: what needs no message must not need it.
+    const dist = join(tempDir('nyl-dist-noyaml-'), 'dist');
+    cpSync(join(ROOT, 'dist'), dist, { recursive: true });
+    rmSync(join(dist, 'yaml.cjs'));
+    const cli = join(dist, 'cli.js');
+    const dir = makeRepo({ 'nyl.yaml': ENV_DEV + command('a', 'echo hi') + command('b', 'true', { needs: ['a'] }) });
+    for (const args of [['plan'], ['reconcile'], ['status']]) {
+      const r = spawnSync('node', [cli, ...args, '-e', 'dev', '--local'], { cwd: dir, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+    }
+    // A mistake needs lines: without yaml.cjs that fails (NYL-INTERNAL), with it the message names the line.
+    commitFiles(dir, { 'nyl.yaml': `${ENV_DEV}---\nkind: Command\nname: a\nspec:\n  rnu: x\n` });
+    const broken = spawnSync('node', [cli, 'plan', '-e', 'dev', '--local'], { cwd: dir, encoding: 'utf8' });
+    expect(broken.stderr).toContain('NYL-INTERNAL');
+    const r = spawnSync('node', [join(ROOT, 'dist', 'cli.js'), 'plan', '-e', 'dev', '--local'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('error NYL-CONFIG-FIELD (nyl.yaml:7 spec.rnu)');
   });
 });

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runAction}from"../chunks/chunk-WINY2DRP.js";import"../chunks/chunk-66WDMDAE.js";import"../chunks/chunk-7TQIEJNI.js";import"../chunks/chunk-KSPJYB4W.js";import"../chunks/chunk-K4VRCLQF.js";import"../chunks/chunk-6ZIS3FML.js";import"../chunks/chunk-IVQFO3T6.js";import"../chunks/chunk-GEVS6IBD.js";import"../chunks/chunk-XK22SXQV.js";import"../chunks/chunk-6FOV7QUV.js";import"../chunks/chunk-CCC2Q3CU.js";await runAction("verify");
+import{runAction}from"../chunks/chunk-TMMLGYCG.js";import"../chunks/chunk-7VICHNX4.js";import"../chunks/chunk-FRSTCN6S.js";import"../chunks/chunk-TOCJYKFZ.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-SXAE2IWN.js";import"../chunks/chunk-LOH2WWXI.js";import"../chunks/chunk-S6AQ6LDJ.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runAction("verify");

@@ -1,14 +1,5 @@
 import { posix, relative, resolve } from 'node:path';
-import {
-  type Document,
-  isMap,
-  isScalar,
-  LineCounter,
-  parseAllDocuments,
-  visit,
-  type YAMLError,
-  type YAMLMap,
-} from 'yaml';
+import type { Document, LineCounter, YAMLError, YAMLMap } from 'yaml';
 import * as z from 'zod/mini';
 import type { $ZodIssue, $ZodType } from 'zod/v4/core';
 import { jsonExact } from '../git/derived-cache.js';
@@ -28,6 +19,7 @@ import {
   UNIT_KINDS,
   type UnitDoc,
 } from './schema.js';
+import { yaml } from './yaml-lib.js';
 
 export interface Location {
   file: string;
@@ -189,9 +181,9 @@ function locate(doc: Document, lc: LineCounter, path: (string | number)[], key?:
   for (let n = path.length; n >= 0; n--) {
     const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
     if (node && typeof node === 'object' && 'range' in node) {
-      if (key !== undefined && n === path.length && isMap(node)) {
-        const pair = (node as YAMLMap).items.find((p) => isScalar(p.key) && p.key.value === key);
-        if (pair && isScalar(pair.key)) return lineOf(lc, pair.key.range?.[0]);
+      if (key !== undefined && n === path.length && yaml().isMap(node)) {
+        const pair = (node as YAMLMap).items.find((p) => yaml().isScalar(p.key) && p.key.value === key);
+        if (pair && yaml().isScalar(pair.key)) return lineOf(lc, pair.key.range?.[0]);
       }
       return lineOf(lc, (node as { range?: [number, number, number] }).range?.[0]);
     }
@@ -231,8 +223,8 @@ function readDocuments(file: string, source: string, how: 'yaml' | CachedDocumen
   let all: Located[] | undefined;
   const parseAll = () => {
     if (all) return all;
-    const lc = new LineCounter();
-    const docs = parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+    const lc = new (yaml().LineCounter)();
+    const docs = yaml().parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
     all = Array.isArray(docs) ? docs.map((doc) => ({ doc, lc })) : [];
     return all;
   };
@@ -244,8 +236,8 @@ function readDocuments(file: string, source: string, how: 'yaml' | CachedDocumen
 }
 
 function readWithYaml(file: string, source: string): ReadDocument[] {
-  const lc = new LineCounter();
-  const docs = parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  const lc = new (yaml().LineCounter)();
+  const docs = yaml().parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
   if (!Array.isArray(docs)) return []; // an empty stream
   return docs.map((doc): ReadDocument => {
     if (doc.errors.length)
@@ -430,7 +422,7 @@ function errorLine(doc: Document, lc: LineCounter, e: YAMLError): number {
   const at = e.pos[0];
   if (e.code === 'MISSING_CHAR' && /quote/.test(e.message)) {
     let open: number | undefined;
-    visit(doc, {
+    yaml().visit(doc, {
       Scalar(_k, node) {
         const start = node.range?.[0];
         if ((node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && start !== undefined && start <= at)

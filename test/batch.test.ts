@@ -40,10 +40,12 @@ function groupConfig(envs: string[], marks: string, ctl: string, group = 'fleet'
     `kind: EnvironmentGroup\nname: ${group}\n`,
     ...envs.map((e) => `---\nkind: Environment\nname: ${e}\ngroup: ${group}\n`),
     command('base', `echo base >> ${marks}/$NYL_ENVIRONMENT`),
-    // app fails while ctl/fail-ENV exists, and hangs (saying so) while ctl/hang-ENV does.
+    // app fails while ctl/fail-ENV exists, and hangs (saying so) while ctl/hang-ENV does: removing
+    // the file ends the hang (a fixed sleep would outlive it); at most 120 s, so a unit orphaned by a
+    // failed test does not linger.
     command(
       'app',
-      `echo app >> ${marks}/$NYL_ENVIRONMENT; if [ -f ${ctl}/fail-$NYL_ENVIRONMENT ]; then exit 3; fi; if [ -f ${ctl}/hang-$NYL_ENVIRONMENT ]; then touch ${ctl}/started-$NYL_ENVIRONMENT; sleep 120; fi`,
+      `echo app >> ${marks}/$NYL_ENVIRONMENT; if [ -f ${ctl}/fail-$NYL_ENVIRONMENT ]; then exit 3; fi; if [ -f ${ctl}/hang-$NYL_ENVIRONMENT ]; then touch ${ctl}/started-$NYL_ENVIRONMENT; i=0; while [ -f ${ctl}/hang-$NYL_ENVIRONMENT ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done; fi`,
       { needs: ['base'], spec: { idempotent: true } },
     ),
   ].join('');
@@ -226,6 +228,13 @@ describe('nyl plan --group / reconcile --group', () => {
     );
     // e1 ran and landed; the others did not run.
     expect(ENVS.map((e) => s.runs(e, 'app'))).toEqual([2, 1, 1, 1]);
+    // The refusal let go of e1's lease, so nothing has to wait for it.
+    const e1Run = r.stdout.match(/^e1 +ran now +success +(\S+)/m)?.[1];
+    expect(e1Run).toBeDefined();
+    expect(JSON.parse(git(s.bare, 'show', 'refs/nyl/e1/lease:lease.json'))).toMatchObject({
+      state: 'released',
+      run: e1Run,
+    });
 
     const again = await nylJson<BatchJson>(s.work, ['reconcile', '--group', 'fleet', '--failed', '--plan', token]);
     expect(again.code, again.stdout).toBe(0);

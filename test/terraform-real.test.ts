@@ -288,6 +288,8 @@ output "token" {
     const pgid = await provisionerGroup(moduleDir);
     // terraform leads the group nyl started it in; its provisioner (sh, sleep) runs in it too.
     expect(readFileSync(`/proc/${pgid}/comm`, 'utf8').trim()).toBe('terraform');
+    // The provisioner's shell writes `started` before it forks its sleep: give the fork a moment.
+    for (let i = 0; i < 50 && groupMembers(pgid).length < 3; i++) await sleep(100);
     expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(3);
     expect(existsSync(join(moduleDir, '.terraform.tfstate.lock.info'))).toBe(true);
 

@@ -52,10 +52,10 @@ function pollTimes(s: PollSchedule, horizonMs: number, cost = 1): number[] {
 }
 
 describe('poll schedule', () => {
-  it('spends at most 1 + 0.48 polls a second over any wait, and about that many', () => {
-    for (const horizon of [10_000, 60_000, 600_000]) {
+  it('spends at most 0.48 polls a second over any wait, and about that many', () => {
+    for (const horizon of [5_000, 10_000, 60_000, 600_000]) {
       const polls = pollTimes(new PollSchedule(0, { random: seeded(horizon) }), horizon);
-      expect(polls.length).toBeLessThanOrEqual(1 + 0.48 * (horizon / 1000));
+      expect(polls.length).toBeLessThanOrEqual(0.48 * (horizon / 1000));
       expect(polls.length).toBeGreaterThanOrEqual(0.4 * (horizon / 1000) - 1);
     }
   });
@@ -66,14 +66,14 @@ describe('poll schedule', () => {
     const polls = pollTimes(s, 120_000);
     const rate = (from: number, to: number) => polls.filter((t) => t >= from && t < to).length / ((to - from) / 1000);
     expect(rate(54_000, 66_000)).toBeGreaterThan(2 * rate(20_000, 54_000));
-    expect(polls.length).toBeLessThanOrEqual(1 + 0.48 * 120);
+    expect(polls.length).toBeLessThanOrEqual(0.48 * 120);
     // Past the window the release was not where expected: even polls again.
     expect(rate(70_000, 120_000)).toBeGreaterThan(0.35);
   });
 
   it('a poll that costs two requests counts twice', () => {
     const two = pollTimes(new PollSchedule(0, { random: seeded(2) }), 300_000, 2).length;
-    expect(two).toBeLessThanOrEqual((1 + 0.48 * 300) / 2);
+    expect(two).toBeLessThanOrEqual((0.48 * 300) / 2);
     expect(two).toBeGreaterThanOrEqual((0.4 * 300) / 2 - 1);
   });
 
@@ -262,5 +262,40 @@ describe('polling a held lease', () => {
     expect(git(join(server.root, rel), 'log', '-1', '--format=%s', 'refs/nyl/dev/lease')).toMatch(
       /^nyl: release lease dev from /,
     );
+  });
+
+  it('a holder that renews every second costs the waiter no more than its budget: the reads count too', async () => {
+    const rel = makeBareRepo(server.root, 'busy');
+    symlinkSync(join(server.root, rel), join(server.root, 'busy-waiter.git'));
+    const slow = command('slow', 'touch "$GATE.started"; while [ ! -f "$GATE" ]; do sleep 0.02; done # 1');
+    const holderDir = makeRepo({ 'nyl.yaml': ENV_DEV + slow });
+    git(holderDir, 'remote', 'add', 'origin', `${server.url}/${rel}`);
+    git(holderDir, 'push', '-q', 'origin', 'main');
+    const waiterDir = tempDir('nyl-lease-busy-');
+    git(waiterDir, 'clone', '-q', '-b', 'main', `${server.url}/busy-waiter.git`, '.');
+    writeFiles(waiterDir, { 'nyl.yaml': `${ENV_DEV}${slow.replace('# 1', '# 2')}` });
+    git(waiterDir, 'commit', '-qam', 'next');
+    const gate = join(tempDir('nyl-gate-'), 'open');
+    const holder = startNyl(holderDir, ['reconcile', '-e', 'dev'], { GATE: gate, NYL_HEARTBEAT_INTERVAL: '1s' });
+    await waitForFile(`${gate}.started`);
+    const from = server.requests.length;
+    const conversations = () =>
+      server.requests
+        .slice(from)
+        .filter((q) => q.path.startsWith('/busy-waiter.git/') && q.method === 'GET' && q.service === 'git-upload-pack')
+        .length;
+    const started = Date.now();
+    const waiter = startNyl(waiterDir, ['reconcile', '-e', 'dev', '--wait-lease', '60s'], { GATE: `${gate}-w` });
+    execFileSync('touch', [`${gate}-w`]);
+    // Eight seconds of a lease that moves every second.
+    await new Promise((r) => setTimeout(r, 8_000));
+    const waited = (Date.now() - started) / 1000;
+    const spent = conversations() - 1; // its first read is not waiting
+    execFileSync('touch', [gate]);
+    expect((await holder.done).code).toBe(0);
+    expect((await waiter.done).code).toBe(0);
+    // Polls, and the reads after polls that found the lease moved, within 0.48 a second.
+    expect(spent).toBeGreaterThan(0);
+    expect(spent).toBeLessThanOrEqual(Math.ceil(0.5 * waited));
   });
 });

@@ -1,7 +1,8 @@
 /**
  * When a waiter under --wait-lease asks the remote again. A release can come at any moment, and
  * a poll spaced Δ after the one before finds it Δ/2 late on average, so polls are spent evenly
- * (a token bucket: over a wait of T seconds, at most 1 + `rate`·T polls) unless the holder's past
+ * (a token bucket: over a wait of T seconds, at most `rate`·T requests, polls and the reads they
+ * lead to) unless the holder's past
  * says when it is likely to finish: then polls are saved up before that window and spent densely
  * inside it. Every delay is jittered, so waiters started together drift apart.
  */
@@ -47,7 +48,8 @@ export class PollSchedule {
     this.jitter = opts.jitter ?? 0.2;
     this.random = opts.random ?? Math.random;
     this.at = now;
-    this.tokens = opts.initial ?? 1;
+    // None to start with: over any wait of T seconds, at most rate·T requests (the reads included).
+    this.tokens = opts.initial ?? 0;
   }
 
   /** What the holder's record says of its release now (undefined: nothing to go by). */

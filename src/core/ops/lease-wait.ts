@@ -127,6 +127,9 @@ export async function waitForLease(
       schedule.polled(ctx.now(), woken ? 1 : poller.cost);
       const tips = woken ? undefined : await poller.poll();
       if (tips && sameLeaseTips(current.state, tips)) continue;
+      // The read after a poll that saw the lease move is a request too: it is paid from the same
+      // budget (every write of the holder renews its lease, so each one costs the waiter a read).
+      if (tips) schedule.polled(ctx.now(), 1);
       current = { ...current, ...(await readState(ctx, current.sel, current.tolerate)) };
     }
   } finally {

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runAction}from"../chunks/chunk-5UD5VAEQ.js";import"../chunks/chunk-7VICHNX4.js";import"../chunks/chunk-3QOS3DJF.js";import"../chunks/chunk-BXYY5OJN.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-SXAE2IWN.js";import"../chunks/chunk-SAVNDWMH.js";import"../chunks/chunk-S6AQ6LDJ.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runAction("verify");
+import{runAction}from"../chunks/chunk-4ZAL3JX4.js";import"../chunks/chunk-7VICHNX4.js";import"../chunks/chunk-UBNZ6KX2.js";import"../chunks/chunk-PZBJYZFZ.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-Y5OALTMD.js";import"../chunks/chunk-6VXXJED6.js";import"../chunks/chunk-J5YDAWAR.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runAction("verify");

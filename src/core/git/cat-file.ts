@@ -79,8 +79,18 @@ export class CatFile {
     const child = this.start();
     return new Promise((resolve, reject) => {
       this.queue.push({ resolve, reject });
-      child.stdin?.write(`${name}\n`);
+      // Reads asked in one go (a tree's thousand documents) leave in one write, not one each.
+      if (!this.pending) queueMicrotask(() => this.send(child));
+      this.pending += `${name}\n`;
     });
+  }
+
+  private pending = '';
+
+  private send(child: ReturnType<CatFile['start']>): void {
+    const names = this.pending;
+    this.pending = '';
+    if (names) child.stdin?.write(names);
   }
 
   close(): void {

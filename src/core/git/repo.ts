@@ -278,11 +278,16 @@ function commonDirOf(gitDir: string): string {
 
 export class ObjectBatch {
   private readonly objects: GitObject[] = [];
+  /** Ids in `objects` (a batch of a first reconcile holds thousands: no scan per object). */
+  private readonly ids = new Set<string>();
   constructor(private readonly repo: GitRepo) {}
 
   add(type: ObjectType, body: Buffer): string {
     const o = makeObject(this.repo.algo, type, type === 'blob' ? this.filtered(body) : body);
-    if (!this.repo.isKnown(o.oid) && !this.objects.some((x) => x.oid === o.oid)) this.objects.push(o);
+    if (!this.repo.isKnown(o.oid) && !this.ids.has(o.oid)) {
+      this.objects.push(o);
+      this.ids.add(o.oid);
+    }
     return o.oid;
   }
 
@@ -328,6 +333,7 @@ export class ObjectBatch {
 
   async flush(): Promise<void> {
     const list = this.objects.splice(0);
+    this.ids.clear();
     await this.repo.storeObjects(list);
   }
 }

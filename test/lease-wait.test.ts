@@ -230,22 +230,31 @@ describe('polling a held lease', () => {
     }
   });
 
-  it('a waiter polls with single GETs while the lease is held, and takes it once released', async () => {
-    const rel = makeBareRepo(server.root, 'held');
-    symlinkSync(join(server.root, rel), join(server.root, 'held-waiter.git'));
+  /**
+   * A holder running a unit that waits for `gate`, over smart HTTP, and a second clone (its own
+   * path on the server, so its requests can be told apart) with a change to reconcile.
+   */
+  async function heldLease(name: string, holderEnv: Record<string, string> = {}) {
+    const rel = makeBareRepo(server.root, name);
+    symlinkSync(join(server.root, rel), join(server.root, `${name}-waiter.git`));
     const slow = command('slow', 'touch "$GATE.started"; while [ ! -f "$GATE" ]; do sleep 0.02; done # 1');
     const holderDir = makeRepo({ 'nyl.yaml': ENV_DEV + slow });
     git(holderDir, 'remote', 'add', 'origin', `${server.url}/${rel}`);
     git(holderDir, 'push', '-q', 'origin', 'main');
-    const waiterDir = tempDir('nyl-lease-waiter-');
-    git(waiterDir, 'clone', '-q', '-b', 'main', `${server.url}/held-waiter.git`, '.');
+    const waiterDir = tempDir(`nyl-lease-${name}-`);
+    git(waiterDir, 'clone', '-q', '-b', 'main', `${server.url}/${name}-waiter.git`, '.');
     writeFiles(waiterDir, { 'nyl.yaml': `${ENV_DEV}${slow.replace('# 1', '# 2')}` });
     git(waiterDir, 'commit', '-qam', 'next');
     const gate = join(tempDir('nyl-gate-'), 'open');
-    const holder = startNyl(holderDir, ['reconcile', '-e', 'dev'], { GATE: gate });
+    const holder = startNyl(holderDir, ['reconcile', '-e', 'dev'], { GATE: gate, ...holderEnv });
     await waitForFile(`${gate}.started`);
+    return { rel, waiterDir, gate, holder, waiterPath: `/${name}-waiter.git/` };
+  }
+
+  it('a waiter polls with single GETs while the lease is held, and takes it once released', async () => {
+    const { rel, waiterDir, gate, holder, waiterPath } = await heldLease('held');
     const from = server.requests.length;
-    const mine = () => server.requests.slice(from).filter((q) => q.path.startsWith('/held-waiter.git/'));
+    const mine = () => server.requests.slice(from).filter((q) => q.path.startsWith(waiterPath));
     const waiter = startNyl(waiterDir, ['reconcile', '-e', 'dev', '--wait-lease', '60s'], { GATE: `${gate}-w` });
     execFileSync('touch', [`${gate}-w`]);
     // Its first read, then two polls.
@@ -265,25 +274,12 @@ describe('polling a held lease', () => {
   });
 
   it('a holder that renews every second costs the waiter no more than its budget: the reads count too', async () => {
-    const rel = makeBareRepo(server.root, 'busy');
-    symlinkSync(join(server.root, rel), join(server.root, 'busy-waiter.git'));
-    const slow = command('slow', 'touch "$GATE.started"; while [ ! -f "$GATE" ]; do sleep 0.02; done # 1');
-    const holderDir = makeRepo({ 'nyl.yaml': ENV_DEV + slow });
-    git(holderDir, 'remote', 'add', 'origin', `${server.url}/${rel}`);
-    git(holderDir, 'push', '-q', 'origin', 'main');
-    const waiterDir = tempDir('nyl-lease-busy-');
-    git(waiterDir, 'clone', '-q', '-b', 'main', `${server.url}/busy-waiter.git`, '.');
-    writeFiles(waiterDir, { 'nyl.yaml': `${ENV_DEV}${slow.replace('# 1', '# 2')}` });
-    git(waiterDir, 'commit', '-qam', 'next');
-    const gate = join(tempDir('nyl-gate-'), 'open');
-    const holder = startNyl(holderDir, ['reconcile', '-e', 'dev'], { GATE: gate, NYL_HEARTBEAT_INTERVAL: '1s' });
-    await waitForFile(`${gate}.started`);
+    const { waiterDir, gate, holder, waiterPath } = await heldLease('busy', { NYL_HEARTBEAT_INTERVAL: '1s' });
     const from = server.requests.length;
     const conversations = () =>
       server.requests
         .slice(from)
-        .filter((q) => q.path.startsWith('/busy-waiter.git/') && q.method === 'GET' && q.service === 'git-upload-pack')
-        .length;
+        .filter((q) => q.path.startsWith(waiterPath) && q.method === 'GET' && q.service === 'git-upload-pack').length;
     const started = Date.now();
     const waiter = startNyl(waiterDir, ['reconcile', '-e', 'dev', '--wait-lease', '60s'], { GATE: `${gate}-w` });
     execFileSync('touch', [`${gate}-w`]);

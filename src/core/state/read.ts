@@ -1,3 +1,4 @@
+import { parseCommit } from '../git/objects.js';
 import type { GitRepo } from '../git/repo.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { crashPoint } from '../util/crash.js';
@@ -112,9 +113,9 @@ class Reader {
     const o = await this.repo.readObject(where.tip);
     if (!o) return this.fail(where, `its tip ${where.tip} is missing from this repository`);
     if (o.type !== 'commit') return this.fail(where, `points at a ${o.type}, not a commit`);
-    const c = await this.repo.readCommit(o.oid);
-    const tree = c ? await this.repo.readObject(c.tree) : undefined;
-    if (tree?.type !== 'tree') return this.fail(where, `its commit has no readable tree (${c?.tree ?? 'none'})`);
+    const c = parseCommit(o.body); // read once: asking for it again would read it again
+    const tree = c.tree ? await this.repo.readObject(c.tree) : undefined;
+    if (tree?.type !== 'tree') return this.fail(where, `its commit has no readable tree (${c.tree || 'none'})`);
     return tree.oid;
   }
 

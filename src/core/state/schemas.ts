@@ -11,7 +11,10 @@ import '../util/zod.js';
  * document is copied forward, not dropped.
  */
 
-const time = z.string().check(z.refine((s: string) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' }));
+/** A time as nyl writes it (ISO 8601); refs' documents and batch records use it. */
+export const time = z
+  .string()
+  .check(z.refine((s: string) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' }));
 const str = z.string();
 const strings = z.record(z.string(), z.string());
 const num = z.number();

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import type { RefUpdate } from '../../git/repo.js';
+import { time } from '../../state/schemas.js';
 import { prettyJson } from '../../util/canonical.js';
 import { Exit, NylError, type Problem, problem } from '../../util/errors.js';
 import '../../util/zod.js';
@@ -10,7 +11,6 @@ import type { OpContext } from '../workspace.js';
  * cannot start with `_`, so this never meets an environment's refs). One commit per write, each a
  * compare-and-swap on the ref: a lost one means another request is running the same batch.
  */
-const time = z.string().check(z.refine((s: string) => !Number.isNaN(Date.parse(s)), { message: 'is not a time' }));
 const exit = z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3), z.literal(4)]);
 const str = z.string();
 const opt = z.optional;

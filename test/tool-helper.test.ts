@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { asUnit, liveTail } from '../src/core/drivers/live-log.js';
+import { liveTail } from '../src/core/drivers/live-log.js';
 import { type ProcessOptions, runProcess } from '../src/core/drivers/process.js';
 import { helperStats, useToolHelpers } from '../src/core/proc/spawner.js';
 import { groupsListedIn, watchdogStateFile } from '../src/core/proc/watchdog.js';
@@ -176,9 +176,10 @@ describe('tools started by the helpers', () => {
     const ctl = tempDir('nyl-ctl-');
     masker.add('tail-secret-4711');
     const cancellation = new Cancellation(5_000);
-    const p = asUnit('web', () =>
-      run(`echo first; echo tail-secret-4711; printf 'x%.0s' {1..100}; touch ${ctl}/ready; sleep 30`, { cancellation }),
-    );
+    const p = run(`echo first; echo tail-secret-4711; printf 'x%.0s' {1..100}; touch ${ctl}/ready; sleep 30`, {
+      cancellation,
+      liveUnit: 'web',
+    });
     await waitForFile(join(ctl, 'ready'));
     const tail = liveTail('web') as string;
     expect(tail).toContain('first\n***\n');

@@ -119,6 +119,7 @@ async function runUnitScript(ctx: ExecuteContext, script: string, stdoutApart = 
       extraEnv: env,
       timeoutMs: ctx.timeoutMs,
       cancellation: ctx.cancellation,
+      liveUnit: ctx.unit.name,
       ...(stdoutApart ? { stdoutBytes: 64 * 1024 } : {}),
     });
     return { r, log: ctx.mask(r.tail), parsed: parseOutputFile(takeFile(outFile)) };

@@ -1,26 +1,19 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { masker } from '../util/mask.js';
 
 /**
  * The output so far of each running unit, for the heartbeat: a run killed mid-unit still leaves
- * its last output on its run ref. The unit is known from the async context its execution runs in
- * (`asUnit`), so drivers need not pass it down to every tool they start; the latest tool of a unit
- * (init, then apply) is the one whose output shows.
+ * its last output on its run ref. Drivers name the unit a tool runs for (`liveUnit`); the latest
+ * tool of a unit (init, then apply) is the one whose output shows. (Not an AsyncLocalStorage: on
+ * Node 20 it hooks every promise of the process, a cost paid per unit of a long run.)
  */
-const current = new AsyncLocalStorage<string>();
 const files = new Map<string, string>();
 
 /** The bytes of a running unit's output a heartbeat carries. */
 export const LIVE_TAIL_BYTES = 4096;
 
-export function asUnit<T>(unit: string, fn: () => Promise<T>): Promise<T> {
-  return current.run(unit, fn);
-}
-
-/** Marks `path` as the output file of the unit running in this context; the returned call ends it. */
-export function watchLiveLog(path: string): () => void {
-  const unit = current.getStore();
+/** Marks `path` as the output file of `unit`'s running tool; the returned call ends it. */
+export function watchLiveLog(unit: string | undefined, path: string): () => void {
   if (unit === undefined) return () => undefined;
   files.set(unit, path);
   return () => {

@@ -96,6 +96,7 @@ async function digestOf(
     env: process.env,
     timeoutMs: Math.min(ctx.timeoutMs, 120_000),
     cancellation: ctx.cancellation,
+    liveUnit: ctx.unit.name,
     stdoutBytes: 16 * 1024 * 1024, // the manifest, hashed as served
   });
   if (!r.started) return { error: `${argv[0]} could not be started (${r.startError})` };
@@ -132,6 +133,7 @@ export const ociImageDriver: Driver = {
         env: process.env,
         timeoutMs: ctx.timeoutMs,
         cancellation: ctx.cancellation,
+        liveUnit: ctx.unit.name,
       });
       log += `$ ${argv.join(' ')}\n${ctx.mask(r.tail)}`;
       if (!r.started) return notStartedResult(r, log);

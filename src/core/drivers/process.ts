@@ -23,6 +23,8 @@ export interface ProcessOptions {
   extraEnv?: Record<string, string>;
   timeoutMs: number;
   cancellation?: Cancellation;
+  /** The unit this tool runs for: its output so far is what the heartbeat shows of it (live-log.ts). */
+  liveUnit?: string;
   /** Signal sent first on cancel or timeout (tools with a graceful stop want SIGINT). */
   stopSignal?: NodeJS.Signals;
   /** Kept output of stdout+stderr (default 64 KiB): its head and its tail, the cut marked. */
@@ -115,7 +117,7 @@ export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
   const argv0 = opts.argv ? undefined : 'bash';
   const stopSignal = opts.stopSignal ?? 'SIGTERM';
   // The helper makes the file when it starts the tool: until then the tail reads as none.
-  const unwatch = watchLiveLog(logPath);
+  const unwatch = watchLiveLog(opts.liveUnit, logPath);
   const cleanup = () => {
     unwatch();
     removeQuietly(logPath);

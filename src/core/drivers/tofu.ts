@@ -157,6 +157,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
           env: isSetup ? env : { ...env, TF_WORKSPACE: spec.workspace ?? 'default' },
           timeoutMs: Math.max(1, deadline - Date.now()),
           cancellation: ctx.cancellation,
+          liveUnit: ctx.unit.name,
           stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
           // output -json is data; plan's stdout is the drift detail.
           stdoutBytes: argv[1] === 'output' ? 64 * 1024 * 1024 : argv[1] === 'plan' ? 1024 * 1024 : undefined,

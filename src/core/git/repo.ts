@@ -42,6 +42,12 @@ export interface RefUpdate {
 /** Files of a tree by path: new content, or an object that already exists. */
 export type TreeFiles = Map<string, Buffer | { oid: string }>;
 
+/** What every blob and commit message written goes through; `generation` moves when its output may change. */
+export interface TextFilter {
+  mask(text: string): string;
+  readonly generation: number;
+}
+
 /**
  * The git command manager: one object reader process, one spawn per object batch and per
  * ref transaction. Objects are hashed here so ids are known before git stores them.
@@ -53,7 +59,12 @@ export class GitRepo {
    * Applied to every blob and commit message written (nyl sets its secret masking here, so no
    * secret reaches a ref whatever document carries it).
    */
-  textFilter: (text: string) => string = (t) => t;
+  textFilter: TextFilter = { mask: (t) => t, generation: 0 };
+  /**
+   * A content buffer's blob id, as filtered under a generation of the filter: the run ref's files
+   * are written again with every checkpoint, and a landing's trees are compared before written.
+   */
+  private readonly blobIds = new WeakMap<Buffer, { generation: number; oid: string; body: Buffer }>();
   private identity: Signature | undefined;
 
   /** Where objects, refs and `shallow` live: the main repository's git dir, for a linked worktree too. */
@@ -199,12 +210,11 @@ export class GitRepo {
    * objects/pack): one write, two files, however many objects; loose objects cost a file each.
    * index-pack stores every object it is given, so objects the repository already has (an
    * unchanged document under a new path, a tree written before) are left out first: asked of the
-   * one cat-file reader, pipelined, no process more.
+   * one cat-file reader, pipelined, no process more (freshObjects).
    */
   async storeObjects(objects: GitObject[]): Promise<void> {
     const unknown = objects.filter((o) => !this.known.has(o.oid));
-    const there = await Promise.all(unknown.map(async (o) => (await this.cat.read(o.oid)) !== undefined));
-    const fresh = unknown.filter((_, i) => !there[i]);
+    const fresh = await freshObjects(this.algo, unknown, async (oid) => (await this.cat.read(oid)) !== undefined);
     for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
     const pack = buildPack(this.algo, fresh);
@@ -219,6 +229,18 @@ export class GitRepo {
   /** After objects were added (a write, a fetch): a background `gc --auto` when packs pile up. */
   objectsAdded(): void {
     if (gcLooksDue(this.commonDir)) startBackgroundGc(this.root);
+  }
+
+  /** @internal `body` as the blob written for it: filtered, hashed (once per buffer and filter generation). */
+  blob(body: Buffer): GitObject {
+    const generation = this.textFilter.generation;
+    const memo = this.blobIds.get(body);
+    if (memo?.generation === generation) return { type: 'blob', oid: memo.oid, body: memo.body };
+    const text = body.toString('utf8');
+    const out = this.textFilter.mask(text);
+    const o = makeObject(this.algo, 'blob', out === text ? body : Buffer.from(out));
+    this.blobIds.set(body, { generation, oid: o.oid, body: o.body });
+    return o;
   }
 
   /** @internal */
@@ -267,6 +289,34 @@ export class GitRepo {
   }
 }
 
+/**
+ * The objects of `objects` (children before parents, as a batch builds them) the repository does
+ * not have. Blobs are looked up; a tree or commit that names an object just found missing cannot
+ * be there either (so a write of new documents asks about each blob, not about the tree above it
+ * and the commit above that); the others are looked up too, in one more round.
+ */
+async function freshObjects(
+  algo: HashAlgo,
+  objects: GitObject[],
+  exists: (oid: string) => Promise<boolean>,
+): Promise<GitObject[]> {
+  const missing = new Set<string>();
+  const ask = async (list: GitObject[]) => {
+    const there = await Promise.all(list.map((o) => exists(o.oid)));
+    list.forEach((o, i) => there[i] || missing.add(o.oid));
+  };
+  await ask(objects.filter((o) => o.type === 'blob'));
+  const unsure: GitObject[] = [];
+  for (const o of objects) {
+    if (o.type === 'blob') continue;
+    const names = o.type === 'tree' ? parseTree(algo, o.body).map((e) => e.oid) : [parseCommit(o.body).tree];
+    if (names.some((n) => missing.has(n))) missing.add(o.oid);
+    else unsure.push(o);
+  }
+  await ask(unsure);
+  return objects.filter((o) => missing.has(o.oid));
+}
+
 /** A linked worktree's git dir names the main one in its `commondir` file. */
 function commonDirOf(gitDir: string): string {
   try {
@@ -283,7 +333,7 @@ export class ObjectBatch {
   constructor(private readonly repo: GitRepo) {}
 
   add(type: ObjectType, body: Buffer): string {
-    const o = makeObject(this.repo.algo, type, type === 'blob' ? this.filtered(body) : body);
+    const o = type === 'blob' ? this.repo.blob(body) : makeObject(this.repo.algo, type, body);
     if (!this.repo.isKnown(o.oid) && !this.ids.has(o.oid)) {
       this.objects.push(o);
       this.ids.add(o.oid);
@@ -322,13 +372,7 @@ export class ObjectBatch {
   }
 
   commit(spec: CommitSpec): string {
-    return this.add('commit', serializeCommit({ ...spec, message: this.repo.textFilter(spec.message) }));
-  }
-
-  private filtered(body: Buffer): Buffer {
-    const text = body.toString('utf8');
-    const out = this.repo.textFilter(text);
-    return out === text ? body : Buffer.from(out);
+    return this.add('commit', serializeCommit({ ...spec, message: this.repo.textFilter.mask(spec.message) }));
   }
 
   async flush(): Promise<void> {

@@ -60,7 +60,7 @@ export async function openWorkspace(
     throw e;
   }
   // No secret reaches a ref: every blob and commit message goes through the masking.
-  repo.textFilter = masker.mask;
+  repo.textFilter = masker;
   const cancellation = extra.cancellation ?? new Cancellation();
   return {
     repo,

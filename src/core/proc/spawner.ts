@@ -26,6 +26,10 @@ import { watchdogLog } from './watchdog.js';
  * The tool gets exactly the environment asked for: a helper's own is nyl's without the variables
  * that would change the helper's shell (SHELL_SENSITIVE); every request sets those back or unsets
  * them, with SHLVL, PWD and OLDPWD, which the helper's shells change.
+ *
+ * A helper's stderr is /dev/null (what bash says there is never read: the answers above are its
+ * words), so none of its commands redirects its own: each redirection costs the fork a few
+ * system calls per tool.
  */
 const SCRIPT = `
 (( BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 1) )) || exit 3
@@ -37,9 +41,9 @@ trap 'jobs -l' CHLD
 while IFS= read -r __nyl_len && IFS= read -r -N "$__nyl_len" __nyl_body; do
   eval "$__nyl_body"
   (
-    cd -- "$__nyl_d" 2>/dev/null || __nyl_fail cwd
-    [ \${#__nyl_u[@]} -eq 0 ] || unset -v "\${__nyl_u[@]}" 2>/dev/null || __nyl_fail env
-    [ \${#__nyl_x[@]} -eq 0 ] || export "\${__nyl_x[@]}" 2>/dev/null || __nyl_fail env
+    cd -- "$__nyl_d" || __nyl_fail cwd
+    [ \${#__nyl_u[@]} -eq 0 ] || unset -v "\${__nyl_u[@]}" || __nyl_fail env
+    [ \${#__nyl_x[@]} -eq 0 ] || export "\${__nyl_x[@]}" || __nyl_fail env
     __nyl_p=\${__nyl_a[0]}
     case $__nyl_p in
       */*) [ -e "$__nyl_p" ] || __nyl_fail ENOENT ;;
@@ -53,19 +57,19 @@ while IFS= read -r __nyl_len && IFS= read -r -N "$__nyl_len" __nyl_body; do
     esac
     [ -f "$__nyl_p" ] && [ -x "$__nyl_p" ] || __nyl_fail EACCES
     umask 077
-    { exec 5>"$__nyl_o"; } 2>/dev/null || __nyl_fail open
-    if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } 2>/dev/null || __nyl_fail open; fi
+    { exec 5>"$__nyl_o"; } || __nyl_fail open
+    if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
     umask "$__nyl_um"
-    printf '+%s %s\\n' "$BASHPID" "$__nyl_s" 2>/dev/null >> "$__nyl_log"
-    kill -0 "$__nyl_nyl" 2>/dev/null || __nyl_fail gone
+    printf '+%s %s\\n' "$BASHPID" "$__nyl_s" >> "$__nyl_log"
+    kill -0 "$__nyl_nyl" || __nyl_fail gone
     printf 'P %s %s\\n' "$__nyl_i" "$BASHPID"
     exec -a "$__nyl_n" "$__nyl_p" "\${__nyl_a[@]:1}" 0</dev/null 1>&5 2>&6 5>&- 6>&-
   ) &
   __nyl_c=$!
   wait "$__nyl_c"; __nyl_st=$?
-  while [ "$__nyl_st" -gt 128 ] && kill -0 "$__nyl_c" 2>/dev/null; do wait "$__nyl_c"; __nyl_st=$?; done
+  while [ "$__nyl_st" -gt 128 ] && kill -0 "$__nyl_c"; do wait "$__nyl_c"; __nyl_st=$?; done
   # Its group gone with it: struck off the watchdog's log here, not by a write from nyl per tool.
-  if kill -0 -- "-$__nyl_c" 2>/dev/null; then __nyl_r=; else printf -- '-%s\\n' "$__nyl_c" 2>/dev/null >> "$__nyl_log"; __nyl_r=r; fi
+  if kill -0 -- "-$__nyl_c"; then __nyl_r=; else printf -- '-%s\\n' "$__nyl_c" >> "$__nyl_log"; __nyl_r=r; fi
   printf 'X %s %s %s\\n' "$__nyl_i" "$__nyl_st" "$__nyl_r"
 done
 `;

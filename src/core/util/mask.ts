@@ -16,6 +16,8 @@ const MASK = '***';
  */
 export class Masker {
   private values: string[] = [];
+  /** Counts the times it learned a value: what it masked before may read otherwise now. */
+  generation = 0;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): Masker {
     const m = new Masker();
@@ -33,7 +35,9 @@ export class Masker {
         this.values.push(f);
         grew = true;
       }
-    if (grew) this.values.sort((a, b) => b.length - a.length);
+    if (!grew) return;
+    this.values.sort((a, b) => b.length - a.length);
+    this.generation++;
   }
 
   /** Every value it masks (to register them with a CI's own log masking). */

@@ -1,5 +1,5 @@
 import type { ExecuteContext } from '../../drivers/driver.js';
-import { asUnit, liveTail } from '../../drivers/live-log.js';
+import { liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
 import { groupOfName } from '../../resolve/for-each.js';
 import { expandFrom, type Selection } from '../../resolve/select.js';
@@ -219,7 +219,7 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
     const attempted = await runAttempts(r, t, () => {
       ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
       running.set(t.name, ctx.now());
-      return asUnit(t.name, () => execute(t, driverContext(r, t.desired))).finally(() => running.delete(t.name));
+      return execute(t, driverContext(r, t.desired)).finally(() => running.delete(t.name));
     });
     const { result } = attempted;
     const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);

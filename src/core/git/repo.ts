@@ -303,7 +303,7 @@ async function freshObjects(
   const missing = new Set<string>();
   const ask = async (list: GitObject[]) => {
     const there = await Promise.all(list.map((o) => exists(o.oid)));
-    list.forEach((o, i) => there[i] || missing.add(o.oid));
+    for (const [i, o] of list.entries()) if (!there[i]) missing.add(o.oid);
   };
   await ask(objects.filter((o) => o.type === 'blob'));
   const unsure: GitObject[] = [];

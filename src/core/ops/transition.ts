@@ -19,17 +19,7 @@ export function desiredFiles(
   source: string | undefined = state.desiredSource,
 ): TreeFiles {
   const files: TreeFiles = new Map();
-  files.set(
-    FILES.environment,
-    Buffer.from(
-      prettyJson({
-        schema: 'nyl.environment/v1',
-        environment: sel.environment,
-        waves: sel.waves,
-        ...(source ? { source } : {}),
-      }),
-    ),
-  );
+  files.set(FILES.environment, environmentDoc(sel, source));
   // Units that left the configuration keep their last document until torn down or forgotten.
   for (const name of state.observed.keys()) {
     const old = state.desiredFiles.get(FILES.unit(name));
@@ -40,7 +30,7 @@ export function desiredFiles(
     const old = state.desiredFiles.get(FILES.unit(name));
     // A held unit keeps the document of its last receipt; one that could not be resolved keeps its own.
     if (old && (!d || state.observed.get(name)?.hold)) files.set(FILES.unit(name), { oid: old });
-    else if (d) files.set(FILES.unit(name), Buffer.from(prettyJson(d)));
+    else if (d) files.set(FILES.unit(name), desiredBody(d));
   }
   return files;
 }
@@ -66,6 +56,37 @@ export function observedFiles(
   }
   for (const [name, log] of logs) files.set(FILES.log(name), typeof log === 'string' ? Buffer.from(log) : log);
   return files;
+}
+
+/**
+ * A desired document as written, serialized once: a run writes each executed unit's document on
+ * its run ref before the unit starts and again on the desired ref when it lands. Resolution makes
+ * a new document whenever anything in it changes; none is changed afterwards.
+ */
+const bodies = new WeakMap<DesiredUnit, Buffer>();
+export function desiredBody(d: DesiredUnit): Buffer {
+  let body = bodies.get(d);
+  if (!body) {
+    body = Buffer.from(prettyJson(d));
+    bodies.set(d, body);
+  }
+  return body;
+}
+
+/** The same desired files with the environment document naming another source (`desiredFiles` of it, for less). */
+export function withSource(files: TreeFiles, sel: Selection, source: string | undefined): TreeFiles {
+  return new Map(files).set(FILES.environment, environmentDoc(sel, source));
+}
+
+function environmentDoc(sel: Selection, source: string | undefined): Buffer {
+  return Buffer.from(
+    prettyJson({
+      schema: 'nyl.environment/v1',
+      environment: sel.environment,
+      waves: sel.waves,
+      ...(source ? { source } : {}),
+    }),
+  );
 }
 
 /** The desired ref's tree as it is, less the documents of `dropped` units. */

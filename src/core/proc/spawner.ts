@@ -36,35 +36,39 @@ const SCRIPT = `
 LC_ALL=C
 __nyl_log=$1 __nyl_nyl=$2 __nyl_um=$(umask)
 __nyl_fail() { printf 'E %s %s\\n' "$__nyl_i" "$1"; exit 0; }
+# Called in a ( … ) subshell (a function alone in the background would exec with SHLVL one
+# lower): a job line names its command, and it named the subshell by its whole text then (40
+# lines per tool, each also read by nyl).
+__nyl_start() {
+  cd -- "$__nyl_d" || __nyl_fail cwd
+  [ \${#__nyl_u[@]} -eq 0 ] || unset -v "\${__nyl_u[@]}" || __nyl_fail env
+  [ \${#__nyl_x[@]} -eq 0 ] || export "\${__nyl_x[@]}" || __nyl_fail env
+  __nyl_p=\${__nyl_a[0]}
+  case $__nyl_p in
+    */*) [ -e "$__nyl_p" ] || __nyl_fail ENOENT ;;
+    *) __nyl_rest=\${PATH-/usr/bin:/bin}: __nyl_f=
+       while [ -n "$__nyl_rest" ]; do
+         __nyl_dir=\${__nyl_rest%%:*} __nyl_rest=\${__nyl_rest#*:}
+         if [ -f "\${__nyl_dir:-.}/$__nyl_p" ] && [ -x "\${__nyl_dir:-.}/$__nyl_p" ]; then __nyl_f=\${__nyl_dir:-.}/$__nyl_p; break; fi
+       done
+       [ -n "$__nyl_f" ] || __nyl_fail ENOENT
+       __nyl_p=$__nyl_f ;;
+  esac
+  [ -f "$__nyl_p" ] && [ -x "$__nyl_p" ] || __nyl_fail EACCES
+  umask 077
+  { exec 5>"$__nyl_o"; } || __nyl_fail open
+  if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
+  umask "$__nyl_um"
+  printf '+%s %s\\n' "$BASHPID" "$__nyl_s" >> "$__nyl_log"
+  kill -0 "$__nyl_nyl" || __nyl_fail gone
+  printf 'P %s %s\\n' "$__nyl_i" "$BASHPID"
+  exec -a "$__nyl_n" "$__nyl_p" "\${__nyl_a[@]:1}" 0</dev/null 1>&5 2>&6 5>&- 6>&-
+}
 set -m
 trap 'jobs -l' CHLD
 while IFS= read -r __nyl_len && IFS= read -r -N "$__nyl_len" __nyl_body; do
   eval "$__nyl_body"
-  (
-    cd -- "$__nyl_d" || __nyl_fail cwd
-    [ \${#__nyl_u[@]} -eq 0 ] || unset -v "\${__nyl_u[@]}" || __nyl_fail env
-    [ \${#__nyl_x[@]} -eq 0 ] || export "\${__nyl_x[@]}" || __nyl_fail env
-    __nyl_p=\${__nyl_a[0]}
-    case $__nyl_p in
-      */*) [ -e "$__nyl_p" ] || __nyl_fail ENOENT ;;
-      *) __nyl_rest=\${PATH-/usr/bin:/bin}: __nyl_f=
-         while [ -n "$__nyl_rest" ]; do
-           __nyl_dir=\${__nyl_rest%%:*} __nyl_rest=\${__nyl_rest#*:}
-           if [ -f "\${__nyl_dir:-.}/$__nyl_p" ] && [ -x "\${__nyl_dir:-.}/$__nyl_p" ]; then __nyl_f=\${__nyl_dir:-.}/$__nyl_p; break; fi
-         done
-         [ -n "$__nyl_f" ] || __nyl_fail ENOENT
-         __nyl_p=$__nyl_f ;;
-    esac
-    [ -f "$__nyl_p" ] && [ -x "$__nyl_p" ] || __nyl_fail EACCES
-    umask 077
-    { exec 5>"$__nyl_o"; } || __nyl_fail open
-    if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
-    umask "$__nyl_um"
-    printf '+%s %s\\n' "$BASHPID" "$__nyl_s" >> "$__nyl_log"
-    kill -0 "$__nyl_nyl" || __nyl_fail gone
-    printf 'P %s %s\\n' "$__nyl_i" "$BASHPID"
-    exec -a "$__nyl_n" "$__nyl_p" "\${__nyl_a[@]:1}" 0</dev/null 1>&5 2>&6 5>&- 6>&-
-  ) &
+  ( __nyl_start ) &
   __nyl_c=$!
   wait "$__nyl_c"; __nyl_st=$?
   while [ "$__nyl_st" -gt 128 ] && kill -0 "$__nyl_c"; do wait "$__nyl_c"; __nyl_st=$?; done

@@ -8,7 +8,15 @@ import { transitionMessage } from '../message.js';
 import type { RunReport, UnitRow } from '../report.js';
 import { ownEntry } from '../run-history.js';
 import type { SourceVerdict } from '../source-order.js';
-import { consumedRefs, desiredFiles, importLists, messageUnits, observedFiles, sameFiles } from '../transition.js';
+import {
+  consumedRefs,
+  desiredFiles,
+  importLists,
+  messageUnits,
+  observedFiles,
+  sameFiles,
+  withSource,
+} from '../transition.js';
 import type { ReconcileOptions } from './options.js';
 import { runReport } from './report.js';
 import type { Upfront } from './scope.js';
@@ -68,7 +76,8 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
   const changed = new Map<string, ObservedUnit>(l.imp?.observed ?? []);
   for (const [name, o] of ex.outcomes) if (o.observed) changed.set(name, o.observed);
   // Compared as recorded (a new commit alone changes nothing); written with this run's source.
-  const desiredChanged = !sameFiles(ctx.repo, desiredFiles(sel, desiredDocs, state), state.desiredFiles);
+  const desired = desiredFiles(sel, desiredDocs, state, l.source);
+  const desiredChanged = !sameFiles(ctx.repo, withSource(desired, sel, state.desiredSource), state.desiredFiles);
   const base = { source: l.source, rows: shown, problems: l.problems };
 
   if (!changed.size && !desiredChanged && !l.takeover) {
@@ -83,7 +92,7 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
     updates.push({
       ref: state.refs.desired,
       old: state.tips.desired,
-      files: desiredFiles(sel, desiredDocs, state, l.source),
+      files: desired,
       message,
     });
   // Observed changes only with a result (or an import, which records a lease break even when empty).

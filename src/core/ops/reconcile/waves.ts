@@ -7,7 +7,6 @@ import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
 import type { EnvState } from '../../state/read.js';
 import { moveTo } from '../../state/run-record.js';
-import { prettyJson } from '../../util/canonical.js';
 import { crashPoint } from '../../util/crash.js';
 import { masker } from '../../util/mask.js';
 import { mapPool } from '../../util/pool.js';
@@ -16,6 +15,7 @@ import { type Evaluation, evaluateUnit, uidFor } from '../evaluate.js';
 import { withoutSecretOutputs } from '../outputs.js';
 import { unitRevision } from '../revision.js';
 import type { ImportResult } from '../takeover.js';
+import { desiredBody } from '../transition.js';
 import type { OpContext } from '../workspace.js';
 import { runAttempts, withAttempts } from './attempts.js';
 import { removedRows, type Scope } from './scope.js';
@@ -203,7 +203,7 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
     return;
   }
   // Before a unit starts, the run ref records its desired document and uid.
-  for (const t of toRun) writer.session.runFiles.set(FILES.runDesired(t.name), Buffer.from(prettyJson(t.desired)));
+  for (const t of toRun) writer.session.runFiles.set(FILES.runDesired(t.name), desiredBody(t.desired));
   const units = toRun.map((t) => t.name);
   moveTo(writer.record, 'executing', ctx.now(), { index: w, units });
   Object.assign(writer.record, { phase: 'wave', wave: w, executing: units });

@@ -147,10 +147,22 @@ function stored(data: Buffer): Buffer[] {
   return out;
 }
 
+/** The data of an object's pack entry (its zlib stream), as buildPack writes it. */
+export function packEntryData(o: GitObject): Buffer[] {
+  return compressed(o.type, o.body);
+}
+
 const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
-/** A version 2 pack of whole (undeltified) objects, for `git index-pack --stdin`. */
-export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
+/**
+ * A version 2 pack of whole (undeltified) objects, for `git index-pack --stdin`; `data` gives an
+ * entry's data made earlier (packEntryData).
+ */
+export function buildPack(
+  algo: HashAlgo,
+  objects: GitObject[],
+  data: (o: GitObject) => Buffer[] = packEntryData,
+): Buffer {
   const parts: Buffer[] = [];
   const header = Buffer.alloc(12);
   header.write('PACK', 0, 'latin1');
@@ -168,7 +180,7 @@ export function buildPack(algo: HashAlgo, objects: GitObject[]): Buffer {
       size >>>= 7;
     }
     bytes.push(byte);
-    parts.push(Buffer.from(bytes), ...compressed(o.type, o.body));
+    parts.push(Buffer.from(bytes), ...data(o));
   }
   const body = Buffer.concat(parts);
   const trailer = createHash(algo).update(body).digest();

@@ -12,6 +12,7 @@ import {
   makeObject,
   type ObjectType,
   type ParsedCommit,
+  packEntryData,
   parseCommit,
   parseTree,
   type Signature,
@@ -210,14 +211,18 @@ export class GitRepo {
    * objects/pack): one write, two files, however many objects; loose objects cost a file each.
    * index-pack stores every object it is given, so objects the repository already has (an
    * unchanged document under a new path, a tree written before) are left out first: asked of the
-   * one cat-file reader, pipelined, no process more (freshObjects).
+   * one cat-file reader, pipelined, no process more (freshObjects). While git looks them up (on
+   * another core), nyl compresses them: most of a write is new.
    */
   async storeObjects(objects: GitObject[]): Promise<void> {
     const unknown = objects.filter((o) => !this.known.has(o.oid));
-    const fresh = await freshObjects(this.algo, unknown, async (oid) => (await this.cat.read(oid)) !== undefined);
+    const lookup = freshObjects(this.algo, unknown, async (oid) => (await this.cat.read(oid)) !== undefined);
+    await Promise.resolve(); // the lookups leave first
+    const data = new Map(unknown.map((o) => [o, packEntryData(o)]));
+    const fresh = await lookup;
     for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
-    const pack = buildPack(this.algo, fresh);
+    const pack = buildPack(this.algo, fresh, (o) => data.get(o) ?? packEntryData(o));
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: pack });
     if (r.code !== 0) {
       for (const o of fresh) this.known.delete(o.oid);

@@ -65,7 +65,10 @@ export class GitRepo {
    * A content buffer's blob id, as filtered under a generation of the filter: the run ref's files
    * are written again with every checkpoint, and a landing's trees are compared before written.
    */
-  private readonly blobIds = new WeakMap<Buffer, { generation: number; oid: string; body: Buffer }>();
+  private readonly blobIds = new WeakMap<
+    Buffer,
+    { filter: TextFilter; generation: number; oid: string; body: Buffer }
+  >();
   private identity: Signature | undefined;
 
   /** Where objects, refs and `shallow` live: the main repository's git dir, for a linked worktree too. */
@@ -238,13 +241,15 @@ export class GitRepo {
 
   /** @internal `body` as the blob written for it: filtered, hashed (once per buffer and filter generation). */
   blob(body: Buffer): GitObject {
-    const generation = this.textFilter.generation;
+    const filter = this.textFilter;
+    const generation = filter.generation;
     const memo = this.blobIds.get(body);
-    if (memo?.generation === generation) return { type: 'blob', oid: memo.oid, body: memo.body };
+    if (memo?.filter === filter && memo.generation === generation)
+      return { type: 'blob', oid: memo.oid, body: memo.body };
     const text = body.toString('utf8');
-    const out = this.textFilter.mask(text);
+    const out = filter.mask(text);
     const o = makeObject(this.algo, 'blob', out === text ? body : Buffer.from(out));
-    this.blobIds.set(body, { generation, oid: o.oid, body: o.body });
+    this.blobIds.set(body, { filter, generation, oid: o.oid, body: o.body });
     return o;
   }
 

@@ -182,7 +182,12 @@ export function buildPack(
     bytes.push(byte);
     parts.push(Buffer.from(bytes), ...data(o));
   }
-  const body = Buffer.concat(parts);
-  const trailer = createHash(algo).update(body).digest();
-  return Buffer.concat([body, trailer]);
+  // One allocation for the pack and its trailer (a large write's pack is megabytes).
+  const hashLen = algo === 'sha256' ? 32 : 20;
+  const size = parts.reduce((n, p) => n + p.length, 0);
+  const pack = Buffer.allocUnsafe(size + hashLen);
+  let at = 0;
+  for (const p of parts) at += p.copy(pack, at);
+  createHash(algo).update(pack.subarray(0, size)).digest().copy(pack, size);
+  return pack;
 }

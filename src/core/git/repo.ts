@@ -221,11 +221,13 @@ export class GitRepo {
     const unknown = objects.filter((o) => !this.known.has(o.oid));
     const lookup = freshObjects(this.algo, unknown, async (oid) => (await this.cat.read(oid)) !== undefined);
     await Promise.resolve(); // the lookups leave first
-    const data = new Map(unknown.map((o) => [o, packEntryData(o)]));
+    // Copied out of zlib's output chunks (a KiB each, whatever the entry's size) while held.
+    const data = new Map(unknown.map((o) => [o, [Buffer.concat(packEntryData(o))]]));
     const fresh = await lookup;
     for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
     const pack = buildPack(this.algo, fresh, (o) => data.get(o) ?? packEntryData(o));
+    data.clear();
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: pack });
     if (r.code !== 0) {
       for (const o of fresh) this.known.delete(o.oid);

@@ -113,3 +113,17 @@ describe('a write of objects', () => {
     expect(execFileSync('git', ['cat-file', 'blob', masked], { cwd: dir, encoding: 'utf8' })).toBe('{"token":"***"}\n');
   });
 });
+
+describe('a write whose lookups fail', () => {
+  it('fails with the reader’s error and stores nothing (its objects were compressed meanwhile)', async () => {
+    const dir = tempDir('nyl-store-');
+    execFileSync('git', ['init', '-q', dir]);
+    const { repo } = await open(dir);
+    const batch = repo.batch();
+    const tree = batch.tree(new Map([['a.json', Buffer.from('{"a":1}\n')]]));
+    repo.close();
+    await expect(batch.flush()).rejects.toThrow(/closed/);
+    expect(() => execFileSync('git', ['cat-file', '-e', tree], { cwd: dir, stdio: 'pipe' })).toThrow();
+    expect(repo.isKnown(tree)).toBe(false);
+  });
+});

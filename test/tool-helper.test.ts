@@ -5,12 +5,12 @@
  * forwards (SIGINT included), timeouts, start failures that made no effect, and a log readable
  * while they run. Real processes; process groups read from /proc.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { liveTail } from '../src/core/drivers/live-log.js';
 import { type ProcessOptions, runProcess } from '../src/core/drivers/process.js';
-import { helperStats, useToolHelpers } from '../src/core/proc/spawner.js';
+import { helperStats, launchTool, useToolHelpers } from '../src/core/proc/spawner.js';
 import { groupsListedIn, watchdogStateFile } from '../src/core/proc/watchdog.js';
 import { Cancellation } from '../src/core/util/cancel.js';
 import { masker } from '../src/core/util/mask.js';
@@ -170,6 +170,37 @@ describe('tools started by the helpers', () => {
     // A program found along the tool's own PATH.
     const found = await runProcess({ argv: ['printenv', 'NYL_X'], cwd, extraEnv: { NYL_X: 'yes' }, timeoutMs: 30_000 });
     expect(found).toMatchObject({ started: true, exitCode: 0, tail: 'yes\n' });
+  });
+
+  it('a tool whose output files cannot be created is not started, POSIXLY_CORRECT in its environment or not', async () => {
+    const dir = tempDir('nyl-tool-');
+    for (const posix of [false, true]) {
+      const marker = join(dir, `ran-${posix}`);
+      const env = { ...process.env, ...(posix ? { POSIXLY_CORRECT: '1' } : {}) };
+      const outcome = await new Promise<string>((resolve) => {
+        const launched = launchTool(
+          {
+            argv: ['/bin/sh', '-c', `touch ${marker}`],
+            cwd: dir,
+            env,
+            stdout: join(dir, 'no-such-folder', 'log'),
+            stderr: join(dir, 'no-such-folder', 'log'),
+            stopSignal: 'SIGTERM',
+          },
+          {
+            started: () => undefined,
+            failed: (why) => resolve(`not started: ${why}`),
+            exited: (code, signal) => resolve(`exited ${code ?? signal}`),
+            retry: () => resolve('retry'),
+          },
+        );
+        if (!launched) resolve('no helper');
+      });
+      expect(outcome, `POSIXLY_CORRECT ${posix ? 'set' : 'unset'}`).toBe(
+        'not started: its output files could not be created',
+      );
+      expect(existsSync(marker)).toBe(false);
+    }
   });
 
   it("a running unit's log tail is readable, masked, and gone once it ended", async () => {

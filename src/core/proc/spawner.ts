@@ -11,7 +11,7 @@ import { watchdogLog } from './watchdog.js';
  * runs one tool at a time; nyl starts another when all are busy, so there are as many as tools
  * ever ran at once. Nyl writes a helper one request per tool on stdin (a byte count, then bash code
  * that sets the request's variables, each word quoted by `quote`). The helper forks a child that
- * enters the folder, sets the environment, opens the output files (mode 0600), appends its
+ * enters the folder, opens the output files (mode 0600), sets the environment, appends its
  * process group to the watchdog's log itself (watchdog.ts) — so a nyl killed at any moment leaves
  * no unguarded tool: the watchdog reads the log back once nyl is gone, and a child that finds nyl
  * gone after writing its line starts nothing — and execs the tool in that group of its own (job
@@ -41,6 +41,12 @@ __nyl_fail() { printf 'E %s %s\\n' "$__nyl_i" "$1"; exit 0; }
 # lines per tool, each also read by nyl).
 __nyl_start() {
   cd -- "$__nyl_d" || __nyl_fail cwd
+  # The output files before the tool's environment: a POSIXLY_CORRECT it exports would make a
+  # failed redirection of exec end this shell without a word.
+  umask 077
+  { exec 5>"$__nyl_o"; } || __nyl_fail open
+  if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
+  umask "$__nyl_um"
   [ \${#__nyl_u[@]} -eq 0 ] || unset -v "\${__nyl_u[@]}" || __nyl_fail env
   [ \${#__nyl_x[@]} -eq 0 ] || export "\${__nyl_x[@]}" || __nyl_fail env
   __nyl_p=\${__nyl_a[0]}
@@ -55,10 +61,6 @@ __nyl_start() {
        __nyl_p=$__nyl_f ;;
   esac
   [ -f "$__nyl_p" ] && [ -x "$__nyl_p" ] || __nyl_fail EACCES
-  umask 077
-  { exec 5>"$__nyl_o"; } || __nyl_fail open
-  if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
-  umask "$__nyl_um"
   printf '+%s %s\\n' "$BASHPID" "$__nyl_s" >> "$__nyl_log"
   kill -0 "$__nyl_nyl" || __nyl_fail gone
   printf 'P %s %s\\n' "$__nyl_i" "$BASHPID"

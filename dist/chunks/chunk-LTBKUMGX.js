@@ -11,6 +11,12 @@ __nyl_fail() { printf 'E %s %s\\n' "$__nyl_i" "$1"; exit 0; }
 # lines per tool, each also read by nyl).
 __nyl_start() {
   cd -- "$__nyl_d" || __nyl_fail cwd
+  # The output files before the tool's environment: a POSIXLY_CORRECT it exports would make a
+  # failed redirection of exec end this shell without a word.
+  umask 077
+  { exec 5>"$__nyl_o"; } || __nyl_fail open
+  if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
+  umask "$__nyl_um"
   [ \${#__nyl_u[@]} -eq 0 ] || unset -v "\${__nyl_u[@]}" || __nyl_fail env
   [ \${#__nyl_x[@]} -eq 0 ] || export "\${__nyl_x[@]}" || __nyl_fail env
   __nyl_p=\${__nyl_a[0]}
@@ -25,10 +31,6 @@ __nyl_start() {
        __nyl_p=$__nyl_f ;;
   esac
   [ -f "$__nyl_p" ] && [ -x "$__nyl_p" ] || __nyl_fail EACCES
-  umask 077
-  { exec 5>"$__nyl_o"; } || __nyl_fail open
-  if [ "$__nyl_e" = "$__nyl_o" ]; then exec 6>&5; else { exec 6>"$__nyl_e"; } || __nyl_fail open; fi
-  umask "$__nyl_um"
   printf '+%s %s\\n' "$BASHPID" "$__nyl_s" >> "$__nyl_log"
   kill -0 "$__nyl_nyl" || __nyl_fail gone
   printf 'P %s %s\\n' "$__nyl_i" "$BASHPID"

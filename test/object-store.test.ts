@@ -52,12 +52,11 @@ describe('a write of objects', () => {
     execFileSync('git', ['init', '-q', dir]);
     const first = await open(dir);
     const b1 = first.repo.batch();
-    const before = b1.tree(
-      new Map([
-        ['a.json', Buffer.from('{"a":1}\n')],
-        ['d/b.json', Buffer.from('{"b":2}\n')],
-      ]),
-    );
+    const written: [string, Buffer][] = [
+      ['a.json', Buffer.from('{"a":1}\n')],
+      ['d/b.json', Buffer.from('{"b":2}\n')],
+    ];
+    const before = b1.tree(new Map(written));
     b1.commit({ tree: before, parents: [], author: who, message: 'first' });
     await b1.flush();
     const stored = new Set(packedIds(dir, new Set()));
@@ -65,13 +64,9 @@ describe('a write of objects', () => {
     // A new process: it knows nothing of what the first wrote.
     const second = await open(dir);
     const b2 = second.repo.batch();
-    const root = b2.tree(
-      new Map([
-        ['a.json', Buffer.from('{"a":1}\n')],
-        ['d/b.json', Buffer.from('{"b":2}\n')],
-        ['c.json', Buffer.from('{"c":3}\n')],
-      ]),
-    );
+    // The same documents in new buffers (nothing remembered of the first write's), and one more.
+    const again = written.map(([p, body]): [string, Buffer] => [p, Buffer.from(body)]);
+    const root = b2.tree(new Map([...again, ['c.json', Buffer.from('{"c":3}\n')]]));
     const commit = b2.commit({ tree: root, parents: [], author: who, message: 'second' });
     // Existing blobs in a new arrangement: a new tree whose children are all there.
     const moved = b2.tree(new Map([['x.json', Buffer.from('{"a":1}\n')]]));
@@ -96,7 +91,7 @@ describe('a write of objects', () => {
     expect(fsck).toBe('');
   });
 
-  it('hashes a document once, and again once the masking learned a value it holds', async () => {
+  it('hashes a document again once the masking learned a value it holds: the masked text is written', async () => {
     const dir = tempDir('nyl-store-');
     execFileSync('git', ['init', '-q', dir]);
     const { repo } = await open(dir);

@@ -20,7 +20,7 @@ describe('packs for unpack-objects', () => {
       randomBytes(200_001),
     ];
     const objects = bodies.map((b) => makeObject('sha1', 'blob', b));
-    execFileSync('git', ['unpack-objects', '-q'], { cwd: dir, input: buildPack('sha1', objects) });
+    execFileSync('git', ['unpack-objects', '-q'], { cwd: dir, input: buildPack('sha1', objects).pack });
     for (const [i, o] of objects.entries()) {
       const back = execFileSync('git', ['cat-file', 'blob', o.oid], { cwd: dir, maxBuffer: 1 << 24 });
       expect(back.equals(bodies[i] as Buffer), `object ${i} (${bodies[i]?.length} bytes)`).toBe(true);

@@ -39,6 +39,14 @@ describe('uuid7', () => {
     expect(a < b).toBe(true);
     expect(a.slice(0, 13)).toBe('018bcfe5-6800');
   });
+
+  it('draws fresh random bits for every id, across refills of its pool', () => {
+    const ids = Array.from({ length: 1000 }, () => uuid7(1_700_000_000_000));
+    expect(new Set(ids).size).toBe(1000);
+    expect(new Set(ids.map((id) => id.slice(15))).size).toBe(1000);
+    // The full 48 bits of milliseconds (year 10889 is 0xffffffffffff ms).
+    expect(uuid7(2 ** 48 - 1).slice(0, 13)).toBe('ffffffff-ffff');
+  });
 });
 
 describe('output references in scripts', () => {

@@ -25,13 +25,26 @@ export interface TreeEntry {
   oid: string;
 }
 
-/** Tree entries sort by their names' bytes, as if directory names ended in '/'. */
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Tree entries sort by their names' bytes, as if directory names ended in '/'. ASCII names (all
+ * of nyl's) compare as strings, which is the same order; others by their UTF-8 bytes. The tree is
+ * written into one buffer (a first reconcile's run tree has a directory per unit).
+ */
 export function serializeTree(entries: TreeEntry[]): Buffer {
-  const keyed = entries.map((e) => ({ e, key: Buffer.from(e.mode === '40000' ? `${e.name}/` : e.name) }));
-  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
-  const parts: Buffer[] = [];
-  for (const { e } of keyed) parts.push(Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, 'hex'));
-  return Buffer.concat(parts);
+  const keyed = entries.map((e) => ({ e, key: e.mode === '40000' ? `${e.name}/` : e.name }));
+  if (keyed.every((k) => ASCII.test(k.key))) keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  else keyed.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+  let size = 0;
+  for (const { e } of keyed) size += e.mode.length + 2 + Buffer.byteLength(e.name) + e.oid.length / 2;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const { e } of keyed) {
+    at += out.write(`${e.mode} ${e.name}\0`, at);
+    at += out.write(e.oid, at, 'hex');
+  }
+  return out;
 }
 
 export function parseTree(algo: HashAlgo, body: Buffer): TreeEntry[] {
@@ -154,40 +167,69 @@ export function packEntryData(o: GitObject): Buffer[] {
 
 const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
 
+/** Where each object's entry starts in a pack and the CRC-32 of its bytes: what a pack index holds. */
+export interface PackEntry {
+  oid: string;
+  offset: number;
+  crc: number;
+}
+
+export interface BuiltPack {
+  /** The whole pack, its trailing checksum included. */
+  pack: Buffer;
+  /** The pack's checksum (its name under objects/pack). */
+  hash: Buffer;
+  entries: PackEntry[];
+}
+
+/** The entry header: type and inflated size, 7 bits a byte after the first 4. */
+function entryHeader(o: GitObject): Buffer {
+  let size = o.body.length;
+  const bytes: number[] = [];
+  let byte = (PACK_TYPE[o.type] << 4) | (size & 0x0f);
+  size >>>= 4;
+  while (size > 0) {
+    bytes.push(byte | 0x80);
+    byte = size & 0x7f;
+    size >>>= 7;
+  }
+  bytes.push(byte);
+  return Buffer.from(bytes);
+}
+
 /**
- * A version 2 pack of whole (undeltified) objects, for `git index-pack --stdin`; `data` gives an
- * entry's data made earlier (packEntryData).
+ * A version 2 pack of whole (undeltified) objects; `data` gives an entry's data made earlier
+ * (packEntryData). With `crc`, each entry's CRC-32 is computed as it is copied (for an index
+ * written in-process, pack-files.ts); without it, entries carry crc 0 (index-pack makes its own).
  */
 export function buildPack(
   algo: HashAlgo,
   objects: GitObject[],
   data: (o: GitObject) => Buffer[] = packEntryData,
-): Buffer {
-  const parts: Buffer[] = [];
+  crc?: (b: Buffer, prev: number) => number,
+): BuiltPack {
   const header = Buffer.alloc(12);
   header.write('PACK', 0, 'latin1');
   header.writeUInt32BE(2, 4);
   header.writeUInt32BE(objects.length, 8);
-  parts.push(header);
-  for (const o of objects) {
-    let size = o.body.length;
-    const bytes: number[] = [];
-    let byte = (PACK_TYPE[o.type] << 4) | (size & 0x0f);
-    size >>>= 4;
-    while (size > 0) {
-      bytes.push(byte | 0x80);
-      byte = size & 0x7f;
-      size >>>= 7;
-    }
-    bytes.push(byte);
-    parts.push(Buffer.from(bytes), ...data(o));
-  }
+  const items = objects.map((o) => [entryHeader(o), ...data(o)]);
   // One allocation for the pack and its trailer (a large write's pack is megabytes).
   const hashLen = algo === 'sha256' ? 32 : 20;
-  const size = parts.reduce((n, p) => n + p.length, 0);
+  let size = header.length;
+  for (const parts of items) for (const p of parts) size += p.length;
   const pack = Buffer.allocUnsafe(size + hashLen);
-  let at = 0;
-  for (const p of parts) at += p.copy(pack, at);
-  createHash(algo).update(pack.subarray(0, size)).digest().copy(pack, size);
-  return pack;
+  let at = header.copy(pack, 0);
+  const entries: PackEntry[] = [];
+  for (const [i, parts] of items.entries()) {
+    const offset = at;
+    let sum = 0;
+    for (const p of parts) {
+      at += p.copy(pack, at);
+      if (crc) sum = crc(p, sum);
+    }
+    entries.push({ oid: (objects[i] as GitObject).oid, offset, crc: sum });
+  }
+  const hash = createHash(algo).update(pack.subarray(0, size)).digest();
+  hash.copy(pack, size);
+  return { pack, hash, entries };
 }

@@ -20,6 +20,7 @@ import {
   serializeTree,
   type TreeEntry,
 } from './objects.js';
+import { crc32, packDirOf, writePackFiles } from './pack-files.js';
 import { looksLikeStateCommit, shallowCommits } from './shallow.js';
 
 export class GitError extends Error {
@@ -70,6 +71,8 @@ export class GitRepo {
     { filter: TextFilter; generation: number; oid: string; body: Buffer }
   >();
   private identity: Signature | undefined;
+  /** Where nyl writes packs itself; null: git must (pack-files.ts). Learned on the first write. */
+  private packDir: string | null | undefined;
 
   /** Where objects, refs and `shallow` live: the main repository's git dir, for a linked worktree too. */
   readonly commonDir: string;
@@ -210,12 +213,12 @@ export class GitRepo {
   }
 
   /**
-   * @internal Stores objects as one pack (`index-pack` writes it and its index under
-   * objects/pack): one write, two files, however many objects; loose objects cost a file each.
-   * index-pack stores every object it is given, so objects the repository already has (an
-   * unchanged document under a new path, a tree written before) are left out first: asked of the
-   * one cat-file reader, pipelined, no process more (freshObjects). While git looks them up (on
-   * another core), nyl compresses them: most of a write is new.
+   * @internal Stores objects as one pack: one write, two files, however many objects (loose
+   * objects cost a file each), written by nyl itself where it may (pack-files.ts), else by
+   * `git index-pack`. A pack stores every object it is given, so objects the repository already
+   * has (an unchanged document under a new path, a tree written before) are left out first: asked
+   * of the one cat-file reader, pipelined, no process more (freshObjects). While git looks them
+   * up (on another core), nyl compresses them: most of a write is new.
    */
   async storeObjects(objects: GitObject[]): Promise<void> {
     const unknown = objects.filter((o) => !this.known.has(o.oid));
@@ -226,14 +229,21 @@ export class GitRepo {
     const fresh = await lookup;
     for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
-    const pack = buildPack(this.algo, fresh, (o) => data.get(o) ?? packEntryData(o));
-    data.clear();
-    const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: pack });
-    if (r.code !== 0) {
+    try {
+      await this.writePack(fresh, (o) => data.get(o) ?? packEntryData(o));
+    } catch (e) {
       for (const o of fresh) this.known.delete(o.oid);
-      throw new GitError('git index-pack failed', r.stderr);
+      throw e;
     }
     this.objectsAdded();
+  }
+
+  private async writePack(objects: GitObject[], data: (o: GitObject) => Buffer[]): Promise<void> {
+    this.packDir ??= packDirOf(this.commonDir) ?? null;
+    const built = buildPack(this.algo, objects, data, this.packDir ? crc32 : undefined);
+    if (this.packDir && writePackFiles(this.packDir, this.algo, built)) return;
+    const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: built.pack });
+    if (r.code !== 0) throw new GitError('git index-pack failed', r.stderr);
   }
 
   /** After objects were added (a write, a fetch): a background `gc --auto` when packs pile up. */

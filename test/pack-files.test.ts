@@ -7,12 +7,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gitStats } from '../src/core/git/exec.js';
-import { buildPack, type HashAlgo, makeObject } from '../src/core/git/objects.js';
-import { crc32, packDirOf, packIndex } from '../src/core/git/pack-files.js';
+import { buildPack, type HashAlgo, makeObject, serializeTree } from '../src/core/git/objects.js';
+import { crc32, packDirOf, packIndex, writePackFiles } from '../src/core/git/pack-files.js';
 import { GitRepo } from '../src/core/git/repo.js';
 import { tempDir } from './helpers/repo.js';
 
@@ -105,6 +105,23 @@ describe.skipIf(!crc32)('packs written by nyl itself', () => {
     expect(git(dir, ['count-objects', '-v'])).toMatch(/^garbage: 0$/m);
   });
 
+  it('an empty blob and an empty tree, their entries straight from packEntryData: the index git makes', () => {
+    const dir = init('sha1');
+    const objects = [
+      makeObject('sha1', 'blob', Buffer.alloc(0)),
+      makeObject('sha1', 'tree', serializeTree([])),
+      makeObject('sha1', 'blob', Buffer.from('after the empty ones\n')),
+    ];
+    const packDir = join(dir, '.git', 'objects', 'pack');
+    expect(writePackFiles(packDir, 'sha1', buildPack('sha1', objects, undefined, crc32))).toBe(true);
+    const [pack] = packsOf(dir);
+    git(dir, ['index-pack', '-o', join(dir, 'theirs.idx'), pack as string]);
+    expect(
+      readFileSync((pack as string).replace(/\.pack$/, '.idx')).equals(readFileSync(join(dir, 'theirs.idx'))),
+    ).toBe(true);
+    git(dir, ['fsck', '--full', '--strict']);
+  });
+
   it('offsets past 2 GiB go to the table of large offsets', () => {
     const oid = (c: string) => c.repeat(40);
     const idx = packIndex(
@@ -134,24 +151,36 @@ describe.skipIf(!crc32)('packs written by nyl itself', () => {
 });
 
 describe('where git places packs itself', () => {
-  it('an object directory of its own, a shared repository: index-pack writes the pack', async () => {
-    const dir = init('sha1');
-    const gitDir = join(dir, '.git');
-    expect(packDirOf(gitDir, { GIT_OBJECT_DIRECTORY: '/elsewhere' })).toBeUndefined();
-    expect(packDirOf(gitDir, {})).toBe(crc32 ? join(gitDir, 'objects', 'pack') : undefined);
-    git(dir, ['config', 'core.sharedRepository', 'group']);
-    expect(packDirOf(gitDir, {})).toBeUndefined();
-    const before = gitStats.commands.length;
-    const { commit } = await writeDocuments(dir);
-    expect(gitStats.commands.slice(before).filter((c) => c.startsWith('index-pack'))).toHaveLength(1);
-    git(dir, ['update-ref', 'refs/nyl/test', commit]);
-    expect(git(dir, ['fsck', '--strict', '--no-dangling'])).toBe('');
+  it('an object directory of its own, a shared repository: nyl leaves it to git', () => {
+    const gitDir = join(init('sha1'), '.git');
+    expect(packDirOf(gitDir, '', { GIT_OBJECT_DIRECTORY: '/elsewhere' })).toBeUndefined();
+    const own = crc32 ? join(gitDir, 'objects', 'pack') : undefined;
+    for (const unshared of ['', 'umask', 'false', 'FALSE', 'no', 'off', '0'])
+      expect(packDirOf(gitDir, unshared, {})).toBe(own);
+    for (const shared of ['group', 'true', 'all', 'world', 'everybody', '0660', '1'])
+      expect(packDirOf(gitDir, shared, {})).toBeUndefined();
   });
 
-  it('a config that includes another file: git decides', () => {
-    const dir = init('sha1');
-    const gitDir = join(dir, '.git');
-    writeFileSync(join(gitDir, 'config'), `${readFileSync(join(gitDir, 'config'), 'utf8')}[include]\n\tpath = more\n`);
-    expect(packDirOf(gitDir, {})).toBeUndefined();
-  });
+  for (const where of ['the repository’s config', 'the environment (git -c)'] as const)
+    it(`core.sharedRepository set in ${where}: index-pack writes the pack`, async () => {
+      const dir = init('sha1');
+      const saved = { ...process.env };
+      if (where === 'the repository’s config') git(dir, ['config', 'core.sharedRepository', 'group']);
+      else
+        Object.assign(process.env, {
+          GIT_CONFIG_COUNT: '1',
+          GIT_CONFIG_KEY_0: 'core.sharedRepository',
+          GIT_CONFIG_VALUE_0: 'group',
+        });
+      try {
+        const before = gitStats.commands.length;
+        const { commit } = await writeDocuments(dir);
+        expect(gitStats.commands.slice(before).filter((c) => c.startsWith('index-pack'))).toHaveLength(1);
+        git(dir, ['update-ref', 'refs/nyl/test', commit]);
+        expect(git(dir, ['fsck', '--strict', '--no-dangling'])).toBe('');
+      } finally {
+        for (const k of ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'])
+          if (!(k in saved)) delete process.env[k];
+      }
+    });
 });

@@ -44,6 +44,9 @@ export function serializeTree(entries: TreeEntry[]): Buffer {
     at += out.write(`${e.mode} ${e.name}\0`, at);
     at += out.write(e.oid, at, 'hex');
   }
+  // A malformed id would leave allocUnsafe's old bytes in the tree.
+  if (at !== size)
+    throw new Error(`a tree entry names a malformed object id (${entries.map((e) => e.oid).join(', ')})`);
   return out;
 }
 
@@ -199,7 +202,7 @@ function entryHeader(o: GitObject): Buffer {
 
 /**
  * A version 2 pack of whole (undeltified) objects; `data` gives an entry's data made earlier
- * (packEntryData). With `crc`, each entry's CRC-32 is computed as it is copied (for an index
+ * (packEntryData). With `crc`, each entry's CRC-32 is computed once it is copied (for an index
  * written in-process, pack-files.ts); without it, entries carry crc 0 (index-pack makes its own).
  */
 export function buildPack(
@@ -222,12 +225,10 @@ export function buildPack(
   const entries: PackEntry[] = [];
   for (const [i, parts] of items.entries()) {
     const offset = at;
-    let sum = 0;
-    for (const p of parts) {
-      at += p.copy(pack, at);
-      if (crc) sum = crc(p, sum);
-    }
-    entries.push({ oid: (objects[i] as GitObject).oid, offset, crc: sum });
+    for (const p of parts) at += p.copy(pack, at);
+    // Over the entry as it lies in the pack, in one call: zlib.crc32 answers 0, not the value it
+    // was given, for a part backed by an empty ArrayBuffer (an empty body's stored block).
+    entries.push({ oid: (objects[i] as GitObject).oid, offset, crc: crc ? crc(pack.subarray(offset, at), 0) : 0 });
   }
   const hash = createHash(algo).update(pack.subarray(0, size)).digest();
   hash.copy(pack, size);

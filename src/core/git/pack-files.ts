@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import type { BuiltPack, HashAlgo, PackEntry } from './objects.js';
@@ -13,7 +13,7 @@ import type { BuiltPack, HashAlgo, PackEntry } from './objects.js';
  *
  * Where git must place packs itself (an object directory named by GIT_OBJECT_DIRECTORY, a shared
  * repository whose files get group permissions, a Node without zlib.crc32, a pack past 2 GiB),
- * `packDirOf` answers undefined and the caller runs index-pack.
+ * `packDirOf` answers undefined (or `writePackFiles` false) and the caller runs index-pack.
  */
 
 /** zlib.crc32 (Node 20.15+, 22.2+); undefined on older Nodes. */
@@ -23,17 +23,20 @@ export const crc32: ((data: Buffer, value?: number) => number) | undefined = (
 
 const TWO_GIB = 2 ** 31;
 
-/** The objects/pack folder nyl may write packs into, or undefined when git must (see above). */
-export function packDirOf(commonDir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * The objects/pack folder nyl may write packs into, or undefined when git must (see above).
+ * `sharedRepository`: core.sharedRepository as git resolves it (any config file, `-c`, the
+ * environment), '' when unset.
+ */
+export function packDirOf(
+  commonDir: string,
+  sharedRepository: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (!crc32 || env.GIT_OBJECT_DIRECTORY) return undefined;
-  let config = '';
-  try {
-    config = readFileSync(join(commonDir, 'config'), 'utf8');
-  } catch {
-    return undefined;
-  }
-  // core.sharedRepository changes the files' permissions; an include may set it where we do not look.
-  if (/sharedrepository|^\s*\[\s*include/im.test(config)) return undefined;
+  // Shared, it changes the files' permissions (group readable, or a mode of its own); `umask` and
+  // false (in any of git's spellings) are the default.
+  if (sharedRepository !== '' && !/^(umask|false|no|off|0)$/i.test(sharedRepository)) return undefined;
   return join(commonDir, 'objects', 'pack');
 }
 
@@ -94,12 +97,23 @@ export function writePackFiles(packDir: string, algo: HashAlgo, built: BuiltPack
     writeSynced(tmpIdx, idx);
     renameSync(tmpPack, join(packDir, `${name}.pack`));
     renameSync(tmpIdx, join(packDir, `${name}.idx`));
+    syncFolder(packDir);
   } catch (e) {
     rmSync(tmpPack, { force: true });
     rmSync(tmpIdx, { force: true });
     throw e;
   }
   return true;
+}
+
+/** The renames on disk before a ref names the objects (git 2.39 does not sync the folder: a power cut could lose them). */
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A new read-only file (as git makes its packs), its content on disk before it is renamed into place. */

@@ -71,6 +71,7 @@ export class GitRepo {
     { filter: TextFilter; generation: number; oid: string; body: Buffer }
   >();
   private identity: Signature | undefined;
+  private configRead: Promise<Map<string, string>> | undefined;
   /** Where nyl writes packs itself; null: git must (pack-files.ts). Learned on the first write. */
   private packDir: string | null | undefined;
 
@@ -239,7 +240,10 @@ export class GitRepo {
   }
 
   private async writePack(objects: GitObject[], data: (o: GitObject) => Buffer[]): Promise<void> {
-    this.packDir ??= packDirOf(this.commonDir) ?? null;
+    if (this.packDir === undefined) {
+      const shared = (await this.config()).get('core.sharedrepository') ?? '';
+      this.packDir = packDirOf(this.commonDir, shared) ?? null;
+    }
     const built = buildPack(this.algo, objects, data, this.packDir ? crc32 : undefined);
     if (this.packDir && writePackFiles(this.packDir, this.algo, built)) return;
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: built.pack });
@@ -297,17 +301,31 @@ export class GitRepo {
     let name = env.GIT_COMMITTER_NAME ?? env.GIT_AUTHOR_NAME;
     let email = env.GIT_COMMITTER_EMAIL ?? env.GIT_AUTHOR_EMAIL;
     if (!name || !email) {
-      const r = await runGit(['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: this.root });
-      for (const line of r.stdout.toString('utf8').split('\n')) {
-        const sp = line.indexOf(' ');
-        // git lists system, global, then repository values: the last one wins, as in git itself.
-        if (line.startsWith('user.name ') && !env.GIT_COMMITTER_NAME && !env.GIT_AUTHOR_NAME) name = line.slice(sp + 1);
-        if (line.startsWith('user.email ') && !env.GIT_COMMITTER_EMAIL && !env.GIT_AUTHOR_EMAIL)
-          email = line.slice(sp + 1);
-      }
+      const config = await this.config();
+      if (!env.GIT_COMMITTER_NAME && !env.GIT_AUTHOR_NAME) name = config.get('user.name');
+      if (!env.GIT_COMMITTER_EMAIL && !env.GIT_AUTHOR_EMAIL) email = config.get('user.email');
     }
     this.identity = { name: name || 'nyl', email: email || 'nyl@localhost' };
     return this.identity;
+  }
+
+  /**
+   * What nyl reads of git's configuration, as git resolves it (system, global and repository
+   * files, includes, `-c`, the environment): the identity and core.sharedRepository, in one process.
+   */
+  private config(): Promise<Map<string, string>> {
+    this.configRead ??= runGit(['config', '--get-regexp', '^(user\\.(name|email)|core\\.sharedrepository)$'], {
+      cwd: this.root,
+    }).then((r) => {
+      const out = new Map<string, string>();
+      // git lists system, global, then repository values: the last one wins, as in git itself.
+      for (const line of r.stdout.toString('utf8').split('\n')) {
+        const sp = line.indexOf(' ');
+        if (sp > 0) out.set(line.slice(0, sp).toLowerCase(), line.slice(sp + 1));
+      }
+      return out;
+    });
+    return this.configRead;
   }
 }
 

@@ -71,6 +71,28 @@ describe('poll schedule', () => {
     expect(rate(70_000, 120_000)).toBeGreaterThan(0.35);
   });
 
+  it('inside a window its polls end slots of it, not open it: a repeated deploy is found soon after it ends', () => {
+    // As the repeat bench makes them: the deploy took 4 s ± a fifth last time and takes that again,
+    // each plus the landing; the expectation is built from the last time (lease-expect.ts).
+    const random = seeded(99);
+    const delays: number[] = [];
+    for (let seed = 0; seed < 500; seed++) {
+      const took = 3_200 + random() * 1_600;
+      const release = 3_200 + random() * 1_600 + 300;
+      const s = new PollSchedule(0, { random: seeded(seed) });
+      s.expectRelease({ at: took + 300, spreadMs: 500 + took / 4 });
+      const polls = pollTimes(s, 30_000);
+      // Nothing spent as the window opens, and the budget kept over the wait.
+      expect(polls[0]).toBeGreaterThan(took + 300 - (500 + took / 4) + 250);
+      const upTo = polls.find((t) => t >= release) as number;
+      expect(polls.filter((t) => t <= upTo).length).toBeLessThanOrEqual(0.48 * (upTo / 1000) + 1e-9);
+      delays.push(upTo - release);
+    }
+    delays.sort((a, b) => a - b);
+    // Half a second after the release, in the median (polls opening the window: ~850 ms).
+    expect(delays[250]).toBeLessThan(650);
+  });
+
   it('a poll that costs two requests counts twice', () => {
     const two = pollTimes(new PollSchedule(0, { random: seeded(2) }), 300_000, 2).length;
     expect(two).toBeLessThanOrEqual((0.48 * 300) / 2);

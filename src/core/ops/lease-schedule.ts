@@ -66,21 +66,26 @@ export class PollSchedule {
   next(now: number, requests = 1): number {
     this.refill(now);
     const even = 1 / this.rate;
-    let want = even;
+    const jittered = (ms: number) => ms * (1 - this.jitter + 2 * this.jitter * this.random());
+    let want = jittered(even);
     const e = this.expect;
     if (e && now < e.at + e.spreadMs) {
       const start = e.at - e.spreadMs;
-      if (now < start - this.minMs)
-        // Ahead of the window: poll less often to save polls for it (unless the bucket is full).
-        want = this.tokens >= this.capacity - 1 ? even : Math.min(this.savingMs, start - now);
+      const end = e.at + e.spreadMs;
+      // What is left of the window in slots, one for each poll that can be spent until its end
+      // (saved and earned meanwhile); each poll at the end of its slot: a poll as the window
+      // opens finds a release from before it only, the least likely.
+      const from = Math.max(now, start);
+      const polls = this.tokens + (end - now) * this.rate;
+      const slot = Math.max(this.minMs, (end - from) / Math.max(1, polls));
+      if (now >= start) want = jittered(Math.min(even, slot));
       else {
-        // Inside: spread what is saved, and what will be earned meanwhile, over what is left of it.
-        const left = e.at + e.spreadMs - now;
-        const polls = this.tokens + left * this.rate;
-        want = Math.min(even, Math.max(this.minMs, left / Math.max(1, polls)));
+        // Ahead of it: save polls for it, with a poll a while meanwhile (the holder may end
+        // early; evenly once the bucket is full), but none in the last two such gaps before it.
+        const gap = this.tokens >= this.capacity - 1 ? even : this.savingMs;
+        want = from - now + slot < 2 * gap ? from - now + jittered(slot) : jittered(gap);
       }
     }
-    want *= 1 - this.jitter + 2 * this.jitter * this.random();
     // Never sooner than the bucket allows: the average holds whatever the expectation said.
     const ready = this.tokens >= requests ? 0 : (requests - this.tokens) / this.rate;
     return Math.round(Math.max(want, ready));

@@ -44,7 +44,9 @@ function tool(ctl: string, onTerm: string): string {
 describe('a SIGKILLed nyl leaves no tool behind', () => {
   it('the tool gets SIGTERM within 1 s, not SIGPIPE, and stops; nothing of its group lives on', async () => {
     const ctl = tempDir('nyl-ctl-');
-    const dir = makeRepo({ 'nyl.yaml': ENV_DEV + tool(ctl, `echo term > ${ctl}/got; kill 0; exit 0`) });
+    // It ignores TERM before it passes it on to its group: a trap that sent itself TERM again would
+    // run again before its exit, over and over on a busy machine (a tool alive until the grace).
+    const dir = makeRepo({ 'nyl.yaml': ENV_DEV + tool(ctl, `trap "" TERM; echo term > ${ctl}/got; kill 0; exit 0`) });
     const run = startNyl(dir, ['reconcile', '-e', 'dev', '--local']);
     await waitForFile(join(ctl, 'pgid'));
     const pgid = Number(readFileSync(join(ctl, 'pgid'), 'utf8'));

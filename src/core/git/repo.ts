@@ -231,7 +231,7 @@ export class GitRepo {
     for (const o of unknown) this.known.add(o.oid);
     if (!fresh.length) return;
     try {
-      await this.writePack(fresh, (o) => data.get(o) ?? packEntryData(o));
+      await this.writePack(fresh, data);
     } catch (e) {
       for (const o of fresh) this.known.delete(o.oid);
       throw e;
@@ -239,12 +239,15 @@ export class GitRepo {
     this.objectsAdded();
   }
 
-  private async writePack(objects: GitObject[], data: (o: GitObject) => Buffer[]): Promise<void> {
+  /** One pack of `objects`, their entries' data made already in `data` (let go once copied into the pack). */
+  private async writePack(objects: GitObject[], data: Map<GitObject, Buffer[]>): Promise<void> {
     if (this.packDir === undefined) {
       const shared = (await this.config()).get('core.sharedrepository') ?? '';
       this.packDir = packDirOf(this.commonDir, shared) ?? null;
     }
-    const built = buildPack(this.algo, objects, data, this.packDir ? crc32 : undefined);
+    const entry = (o: GitObject) => data.get(o) ?? packEntryData(o);
+    const built = buildPack(this.algo, objects, entry, this.packDir ? crc32 : undefined);
+    data.clear();
     if (this.packDir && writePackFiles(this.packDir, this.algo, built)) return;
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: built.pack });
     if (r.code !== 0) throw new GitError('git index-pack failed', r.stderr);

@@ -66,8 +66,9 @@ export class PollSchedule {
   next(now: number, requests = 1): number {
     this.refill(now);
     const even = 1 / this.rate;
-    const jittered = (ms: number) => ms * (1 - this.jitter + 2 * this.jitter * this.random());
-    let want = jittered(even);
+    let want = even;
+    /** A part of the delay that is not jittered: the wait for a window ahead. */
+    let until = 0;
     const e = this.expect;
     if (e && now < e.at + e.spreadMs) {
       const start = e.at - e.spreadMs;
@@ -78,14 +79,18 @@ export class PollSchedule {
       const from = Math.max(now, start);
       const polls = this.tokens + (end - now) * this.rate;
       const slot = Math.max(this.minMs, (end - from) / Math.max(1, polls));
-      if (now >= start) want = jittered(Math.min(even, slot));
+      if (now >= start) want = Math.min(even, slot);
       else {
         // Ahead of it: save polls for it, with a poll a while meanwhile (the holder may end
         // early; evenly once the bucket is full), but none in the last two such gaps before it.
         const gap = this.tokens >= this.capacity - 1 ? even : this.savingMs;
-        want = from - now + slot < 2 * gap ? from - now + jittered(slot) : jittered(gap);
+        if (from - now + slot < 2 * gap) {
+          until = from - now;
+          want = slot;
+        } else want = gap;
       }
     }
+    want = until + want * (1 - this.jitter + 2 * this.jitter * this.random());
     // Never sooner than the bucket allows: the average holds whatever the expectation said.
     const ready = this.tokens >= requests ? 0 : (requests - this.tokens) / this.rate;
     return Math.round(Math.max(want, ready));

@@ -124,8 +124,8 @@ export function parseCommit(body: Buffer): ParsedCommit {
 }
 
 /**
- * `data` as a pack entry's zlib stream. `index-pack` keeps the pack as it is given, pushes and
- * fetches send it on, and a repack that reuses objects (plain `gc`) keeps it: so objects are
+ * `data` as a pack entry's zlib stream. A pack is kept as it is written (pack-files.ts), pushes
+ * and fetches send it on, and a repack that reuses objects (plain `gc`) keeps it: so objects are
  * compressed, fast (level 1) and with a small window and hash (documents are a few KiB), since a
  * default zlib context (~300 KiB outside the heap) per object was most of a large write's peak
  * memory. Tiny objects gain nothing and are stored, and so are small trees: mostly object ids,

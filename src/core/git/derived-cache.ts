@@ -42,16 +42,18 @@ export class DerivedCache {
 
   set(kind: string, key: string, value: unknown): void {
     if (!this.dir) return;
+    let tmp: string | undefined;
     try {
       if (!this.made) mkdirSync(this.dir, { recursive: true });
       this.made = true;
       const target = this.file(kind, key);
-      const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+      tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
       writeFileSync(tmp, JSON.stringify({ key, value }));
       renameSync(tmp, target);
       this.prune(kind);
     } catch {
-      // A cache that cannot be written is only slower.
+      // A cache that cannot be written is only slower; a part written (a full disk) goes.
+      if (tmp) rmSync(tmp, { force: true });
     }
   }
 

@@ -22,6 +22,7 @@ import {
 } from './objects.js';
 import { crc32, packDirOf, writePackFiles } from './pack-files.js';
 import { looksLikeStateCommit, shallowCommits } from './shallow.js';
+import { storageCode, storageCodeInGit, storageFailure } from './storage-failure.js';
 
 export class GitError extends Error {
   constructor(
@@ -248,9 +249,16 @@ export class GitRepo {
     const entry = (o: GitObject) => data.get(o) ?? packEntryData(o);
     const built = buildPack(this.algo, objects, entry, this.packDir ? crc32 : undefined);
     data.clear();
-    if (this.packDir && writePackFiles(this.packDir, this.algo, built)) return;
+    try {
+      if (this.packDir && writePackFiles(this.packDir, this.algo, built)) return;
+    } catch (e) {
+      const code = storageCode(e);
+      throw code ? storageFailure(this.commonDir, code) : e;
+    }
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: built.pack });
-    if (r.code !== 0) throw new GitError('git index-pack failed', r.stderr);
+    if (r.code === 0) return;
+    const code = storageCodeInGit(r.stderr, this.commonDir);
+    throw code ? storageFailure(this.commonDir, code) : new GitError('git index-pack failed', r.stderr);
   }
 
   /** After objects were added (a write, a fetch): a background `gc --auto` when packs pile up. */
@@ -292,6 +300,9 @@ export class GitRepo {
     lines.push('prepare', 'commit', '');
     const r = await runGit(['update-ref', '--stdin'], { cwd: this.root, input: lines.join('\n') });
     if (r.code === 0) return true;
+    // A lock file the disk refused is no lost race ("cannot lock ref … Unable to create …: No space left").
+    const code = storageCodeInGit(r.stderr, this.commonDir);
+    if (code) throw storageFailure(this.commonDir, code);
     if (/cannot lock ref|is at .* but expected|reference already exists|unable to resolve reference/.test(r.stderr))
       return false;
     throw new GitError('git update-ref failed', r.stderr);

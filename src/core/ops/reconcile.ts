@@ -133,7 +133,6 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     return await landTransition(input, executed);
   } catch (e) {
     // What finished is recorded on the run's own ref; the run says how it ended.
-    await writer.fail(e);
-    throw e;
+    throw await writer.fail(e);
   }
 }

@@ -1,6 +1,7 @@
 import { runGit } from '../git/exec.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
 import { hasRefsUnder } from '../git/shallow.js';
+import { isStorageFailure, storageCodeInFetch, storageFailure } from '../git/storage-failure.js';
 import { Backoff } from '../util/backoff.js';
 import type { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
@@ -120,8 +121,12 @@ export class RemoteBackend implements RefBackend {
     // between this fetch's read and its write: what it fetched is there; fetch again to read it.
     for (let i = 0; i < 3 && r.code !== 0 && /cannot lock ref/.test(r.stderr); i++) r = await fetch();
     // git ends a depth fetch that matched no ref with exit 1 and not a word: no state yet.
-    if (r.code !== 0 && !(fresh && r.code === 1 && !r.ended && !/^(fatal|error):/m.test(r.stderr)))
+    if (r.code !== 0 && !(fresh && r.code === 1 && !r.ended && !/^(fatal|error):/m.test(r.stderr))) {
+      // This clone could not store what it fetched: the remote answered.
+      const full = r.ended ? undefined : storageCodeInFetch(r.stderr, this.repo.commonDir);
+      if (full) throw storageFailure(this.repo.commonDir, full, `what it fetched from remote ${this.remote}`);
       this.unreachable('fetch from', r);
+    }
     const both = await this.repo.listRefs(track, prefix);
     const out = new Map<string, string>();
     this.localTips = new Map();
@@ -218,9 +223,14 @@ export class RemoteBackend implements RefBackend {
 
   /** Keeps the local copies in step, so plain `git log` on them shows what was just written. */
   private async landed(updates: RefUpdate[]): Promise<true> {
-    await this.repo.updateRefs(
-      updates.map((u) => ({ ref: trackingRef(this.remote, u.ref), old: undefined, new: u.new, force: true })),
-    );
+    try {
+      await this.repo.updateRefs(
+        updates.map((u) => ({ ref: trackingRef(this.remote, u.ref), old: undefined, new: u.new, force: true })),
+      );
+    } catch (e) {
+      // The remote holds the write: copies this clone's disk refused catch up at the next fetch.
+      if (!isStorageFailure(e)) throw e;
+    }
     return true;
   }
 

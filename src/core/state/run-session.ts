@@ -35,6 +35,8 @@ export class RunSession {
   private runTip: string | undefined;
   readonly runFiles: TreeFiles = new Map();
   lease!: LeaseDoc;
+  /** The deadline of the lease as the last write that landed recorded it (`lease` is the next write's). */
+  heldUntil: string | undefined;
   writes = 0;
   private prepared = false;
   private queue: Promise<unknown> = Promise.resolve();
@@ -139,6 +141,7 @@ export class RunSession {
       );
       if (ok) {
         this.leaseTip = lease;
+        this.heldUntil = this.lease.deadline;
         this.runTip = run;
         this.startHeartbeat(record);
       }
@@ -225,6 +228,7 @@ export class RunSession {
     );
     if (!ok) this.lost();
     this.leaseTip = lease;
+    this.heldUntil = doc.deadline;
     this.runTip = run;
   }
 

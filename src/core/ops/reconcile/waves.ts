@@ -207,7 +207,13 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
   const units = toRun.map((t) => t.name);
   moveTo(writer.record, 'executing', ctx.now(), { index: w, units });
   Object.assign(writer.record, { phase: 'wave', wave: w, executing: units });
-  await writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
+  try {
+    await writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
+  } catch (e) {
+    // Not recorded, never started: a last write that ends the run (writer.fail) leaves them out.
+    for (const t of toRun) writer.session.runFiles.delete(FILES.runDesired(t.name));
+    throw e;
+  }
 
   const running = new Map<string, number>();
   writer.session.progress = () => progressOf(running, ctx.now());

@@ -1,0 +1,122 @@
+import { statfsSync } from 'node:fs';
+import { Exit, NylError, problem } from '../util/errors.js';
+
+/**
+ * A write the file system under the repository refused (full, over quota, read-only, failing,
+ * not ours to write): the operator's to fix, not a bug of nyl's. A write is one pack and one ref
+ * transaction, so a refused one recorded nothing: the state is what the write before it left.
+ * Callers that know more (a run that stopped with its lease held) say so (reconcile/writer.ts).
+ */
+export const STATE_WRITE_FAILED = 'NYL-STATE-WRITE-FAILED';
+
+const REASONS: Record<string, string> = {
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'file too large',
+  EROFS: 'read-only file system',
+  EIO: 'input/output error',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in the system',
+  EWRITE: 'a write was refused',
+};
+
+/** What git prints (strerror) for the same conditions. */
+const GIT_SAYS: [RegExp, string][] = [
+  [/No space left on device/i, 'ENOSPC'],
+  [/Disk quota exceeded/i, 'EDQUOT'],
+  [/File too large/i, 'EFBIG'],
+  [/Read-only file system/i, 'EROFS'],
+  [/Input\/output error/i, 'EIO'],
+  [/Permission denied/i, 'EACCES'],
+  [/Operation not permitted/i, 'EPERM'],
+  [/Too many open files/i, 'EMFILE'],
+];
+
+/** The storage condition behind an error of Node's file system calls, or undefined for any other error. */
+export function storageCode(e: unknown): string | undefined {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  return code && code in REASONS ? code : undefined;
+}
+
+/** git's words for a write of its own that failed, where it does not say why (a lock file it "couldn't write"). */
+const GIT_WRITE_FAILED = /couldn't write '|unable to write (file|loose object|new index)|write error|failed to write/i;
+/** Under this much free space, a write that failed for no stated reason is taken for a full disk. */
+const NEARLY_FULL = 1024 * 1024;
+
+/**
+ * The storage condition git's stderr names, or undefined. git does not always say why a write
+ * failed (a ref's lock file it "couldn't write"): then the file system under `gitDir` is asked.
+ */
+export function storageCodeInGit(stderr: string, gitDir?: string): string | undefined {
+  const said = GIT_SAYS.find(([re]) => re.test(stderr))?.[1];
+  if (said || !GIT_WRITE_FAILED.test(stderr)) return said;
+  try {
+    const fs = gitDir ? statfsSync(gitDir) : undefined;
+    if (fs && fs.bavail * fs.bsize < NEARLY_FULL) return 'ENOSPC';
+  } catch {
+    /* it cannot be told */
+  }
+  return 'EWRITE';
+}
+
+/**
+ * The storage condition of this machine a failed fetch names: not the server's (`remote:` lines),
+ * nor a refused login (ssh's and HTTP's "Permission denied" is about credentials).
+ */
+export function storageCodeInFetch(stderr: string, gitDir?: string): string | undefined {
+  const local = stderr
+    .split('\n')
+    .filter((l) => !l.startsWith('remote:'))
+    .join('\n');
+  const code = storageCodeInGit(local, gitDir);
+  return code === 'EACCES' || code === 'EPERM' ? undefined : code;
+}
+
+/** True for the error `storageFailure` makes. */
+export function isStorageFailure(e: unknown): e is NylError {
+  return e instanceof NylError && e.problems.some((p) => p.code === STATE_WRITE_FAILED);
+}
+
+/** `code` (ENOSPC, …) as the operator reads it. */
+export function storageReason(code: string): string {
+  return code === 'EWRITE' ? (REASONS[code] as string) : `${REASONS[code] ?? code} (${code})`;
+}
+
+/** The error of a write under `gitDir` refused with `code`: nothing of it was recorded. */
+export function storageFailure(gitDir: string, code: string, what = 'the state'): NylError {
+  return new NylError(
+    problem(
+      STATE_WRITE_FAILED,
+      `could not write ${what} to ${gitDir}: ${storageReason(code)}; nothing of it was recorded`,
+      {
+        subject: gitDir,
+        exit: Exit.failed,
+        fix: `${remedy(code, gitDir)}, then run the command again`,
+      },
+    ),
+  );
+}
+
+/** What the operator does about `code` under `gitDir`. */
+export function remedy(code: string, gitDir: string): string {
+  switch (code) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return `free space on the file system that holds ${gitDir} (\`df -h ${gitDir}\`)`;
+    case 'EFBIG':
+      return 'raise the file size limit of the shell that runs nyl (`ulimit -f unlimited`)';
+    case 'EROFS':
+    case 'EACCES':
+    case 'EPERM':
+      return `make ${gitDir} writable by the user that runs nyl`;
+    case 'EMFILE':
+    case 'ENFILE':
+      return 'raise the open files limit (`ulimit -n`)';
+    case 'EWRITE':
+      return `check the space, permissions and health of the file system that holds ${gitDir} (\`df -h ${gitDir}\`)`;
+    default:
+      return `check the disk that holds ${gitDir} (\`dmesg\`)`;
+  }
+}

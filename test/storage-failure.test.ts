@@ -1,0 +1,208 @@
+/**
+ * Writes the file system refuses (src/core/git/storage-failure.ts): a full disk, a file size
+ * limit. The built CLI says NYL-STATE-WRITE-FAILED with the fix, never NYL-INTERNAL or a stack;
+ * a run stopped mid-way says what it left (the lease released with what it finished recorded, or
+ * held until its deadline with the units since its last write not recorded), and the next run
+ * takes over from there: imported what was recorded, uncertain what was not, nothing guessed.
+ *
+ * File size limits (`ulimit -f`, EFBIG) run everywhere; a real full disk needs a small tmpfs,
+ * which needs root and a kernel that lets this process mount (else skipped, with the reason).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { GitRepo } from '../src/core/git/repo.js';
+import { storageCodeInFetch, storageCodeInGit } from '../src/core/git/storage-failure.js';
+import { NylError } from '../src/core/util/errors.js';
+import { CLI, GIT_ENV, git, makeRepo, nyl, tempDir } from './helpers/repo.js';
+
+/** Wave a: 20 units; wave b: 20 units each after one of a. */
+function config(a: string, b: (i: number) => string): string {
+  const docs = ['kind: Environment\nname: dev\n'];
+  for (let i = 0; i < 20; i++) docs.push(`kind: Command\nname: a${i}\nspec:\n  run: "${a}"\n`);
+  for (let i = 0; i < 20; i++) docs.push(`kind: Command\nname: b${i}\nneeds: [a${i}]\nspec:\n  run: "${b(i)}"\n`);
+  return docs.join('---\n');
+}
+
+/** The built CLI under a file size limit of `kib` KiB (bash's `ulimit -f`): larger writes fail with EFBIG. */
+function nylLimited(cwd: string, kib: number, args: string[]) {
+  const r = spawnSync('bash', ['-c', `ulimit -f ${kib} && exec node "$0" "$@"`, CLI, ...args], {
+    cwd,
+    env: { ...process.env, ...GIT_ENV, NYL_PROGRESS: '0' },
+    encoding: 'utf8',
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const leftovers = (dir: string) =>
+  readdirSync(join(dir, '.git', 'objects', 'pack')).filter((f) => f.startsWith('tmp_'));
+
+function expectClear(stderr: string): void {
+  expect(stderr).toMatch(/^error NYL-STATE-WRITE-FAILED \(.*\.git\)$/m);
+  expect(stderr).not.toContain('NYL-INTERNAL');
+  expect(stderr).not.toMatch(/^\s+at /m);
+}
+
+describe('a write the file system refuses', () => {
+  // The first write (lease, wave a's documents) is ~8 KiB; wave a's checkpoint write, with 20
+  // logs of 4 KiB of random text, ~90 KiB, and so is the last write that would end the run.
+  it('mid-run, with no room for a last write: the run keeps its lease, says which units are not recorded, and the next run finds them uncertain', async () => {
+    const dir = makeRepo({ 'nyl.yaml': config('head -c 3000 /dev/urandom | base64', () => 'true') });
+    const r = nylLimited(dir, 32, ['reconcile', '-e', 'dev', '--local']);
+    expect(r.code).toBe(4);
+    expectClear(r.stderr);
+    expect(r.stderr).toContain('file too large (EFBIG); nothing of it was recorded');
+    expect(r.stderr).toMatch(
+      /run \S+ stopped and holds the lease of dev until \S+; 20 units it ran after its last write \(a0, a1, a10, a11, a12 and 15 more\) are not recorded, and the next run finds them uncertain/,
+    );
+    expect(r.stderr).toContain(
+      'fix: raise the file size limit of the shell that runs nyl (`ulimit -f unlimited`), then `nyl lease break -e dev --reason "its writes failed" --local` and `nyl reconcile -e dev --local`',
+    );
+    expect(leftovers(dir)).toEqual([]);
+    expect(git(dir, 'for-each-ref', '--format=%(refname)', 'refs/nyl/dev/runs')).not.toBe('');
+
+    // Held: the next reconcile is refused until the lease is broken; then what was recorded is imported.
+    expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(2);
+    expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'its writes failed', '--local'])).code).toBe(0);
+    const next = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--json']);
+    expect(next.code).toBe(4);
+    const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
+    const result = (u: string) => rows.find((x) => x.unit === u)?.result;
+    expect(result('a0')).toBe('uncertain');
+    expect(result('b0')).toBe('blocked');
+  });
+
+  // Wave b's documents are ~3 KiB of random text each: the write before wave b is ~50 KiB; a last
+  // write without them (wave a's checkpoints) ~6 KiB fits under 24.
+  it('mid-run, with room for a last write: what finished is recorded, the lease released, and the next run imports it', async () => {
+    const dir = makeRepo({ 'nyl.yaml': config('true', () => `true # ${randomBytes(1500).toString('hex')}`) });
+    const r = nylLimited(dir, 24, ['reconcile', '-e', 'dev', '--local']);
+    expect(r.code).toBe(1);
+    expectClear(r.stderr);
+    expect(r.stderr).toMatch(
+      /run \S+ stopped; a last write recorded what it finished on its run ref and released the lease, and the next reconcile imports it/,
+    );
+    expect(r.stderr).toContain('then `nyl reconcile -e dev --local`');
+    expect(leftovers(dir)).toEqual([]);
+
+    const next = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--json']);
+    expect(next.code).toBe(0);
+    const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
+    expect(rows.filter((x) => x.unit.startsWith('a')).every((x) => x.result === 'imported')).toBe(true);
+    expect(rows.filter((x) => x.unit.startsWith('b')).every((x) => x.result === 'executed')).toBe(true);
+  });
+
+  it('at the first write: nothing ran, nothing was written, and the fix is to run it again', async () => {
+    const dir = makeRepo({ 'nyl.yaml': config('true', () => 'true') });
+    const refs = git(dir, 'for-each-ref');
+    const r = nylLimited(dir, 2, ['reconcile', '-e', 'dev', '--local', '--json']);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.problems[0].code).toBe('NYL-STATE-WRITE-FAILED');
+    expect(out.problems[0].message).toMatch(/file too large \(EFBIG\); nothing of it was recorded$/);
+    expect(out.problems[0].fix).toMatch(/then run the command again$/);
+    expect(git(dir, 'for-each-ref')).toBe(refs);
+    expect(leftovers(dir)).toEqual([]);
+  });
+});
+
+describe("git's words for a refused write", () => {
+  it("names the condition; a fetch ignores the server's lines and refused logins", () => {
+    expect(storageCodeInGit("error: unable to create '/r/.git/refs/x.lock': No space left on device")).toBe('ENOSPC');
+    expect(storageCodeInGit('fatal: write error: Read-only file system')).toBe('EROFS');
+    expect(
+      storageCodeInGit("fatal: cannot lock ref 'refs/x': Unable to create 'x.lock': File exists."),
+    ).toBeUndefined();
+    // A lock git "couldn't write" without a reason: the file system is asked (this one has room).
+    const dir = tempDir('nyl-storage-');
+    expect(storageCodeInGit("fatal: prepare: cannot update ref 'refs/x': couldn't write 'refs/x.lock'", dir)).toBe(
+      'EWRITE',
+    );
+    expect(storageCodeInFetch('remote: fatal: write error: No space left on device')).toBeUndefined();
+    expect(
+      storageCodeInFetch('git@host: Permission denied (publickey).\nfatal: Could not read from remote repository.'),
+    ).toBeUndefined();
+    expect(storageCodeInFetch('fatal: write error: No space left on device')).toBe('ENOSPC');
+  });
+});
+
+/** A tmpfs of `kib` KiB mounted at a new folder, or why there cannot be one here. */
+function smallDisk(kib: number): { dir: string } | { why: string } {
+  if (process.getuid?.() !== 0) return { why: 'a tmpfs needs root' };
+  const dir = tempDir('nyl-disk-');
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k`, 'tmpfs', dir], { encoding: 'utf8' });
+  if (r.status !== 0) return { why: `mount -t tmpfs failed: ${(r.stderr || r.error?.message || '').trim()}` };
+  mounted.push(dir);
+  return { dir };
+}
+const mounted: string[] = [];
+afterAll(() => {
+  for (const d of mounted) spawnSync('umount', ['-l', d]);
+});
+
+describe('a full disk (a real tmpfs)', () => {
+  const disk = smallDisk(2048);
+  if ('why' in disk) {
+    console.log(`skipped: a full disk needs a small tmpfs: ${disk.why}`);
+    it.skip('a full disk', () => {});
+    return;
+  }
+  const fill = join(disk.dir, 'fill');
+
+  it('mid-run: ENOSPC is named, the run keeps its lease, and once there is room the next run takes over', async () => {
+    const dir = join(disk.dir, 'repo');
+    mkdirSync(dir);
+    git(dir, 'init', '-q', '-b', 'main');
+    // Wave a's first unit fills the disk: every write after it fails.
+    const docs = config('true', () => 'true').replace(
+      'name: a0\nspec:\n  run: "true"',
+      `name: a0\nspec:\n  run: "dd if=/dev/zero of=${fill} bs=64k 2>/dev/null; true"`,
+    );
+    execFileSync('sh', ['-c', `cat > nyl.yaml <<'EOF'\n${docs}EOF`], { cwd: dir });
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'config');
+    try {
+      await fullDiskRun(dir);
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  async function fullDiskRun(dir: string): Promise<void> {
+    const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local']);
+    expect(r.code).toBe(4);
+    expectClear(r.stderr);
+    expect(r.stderr).toContain('no space left on device (ENOSPC)');
+    expect(r.stderr).toMatch(/holds the lease of dev until \S+; 20 units it ran after its last write/);
+    expect(r.stderr).toContain(`fix: free space on the file system that holds ${dir}/.git`);
+    expect(leftovers(dir)).toEqual([]);
+
+    rmSync(fill);
+    expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
+    const next = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--json']);
+    expect(next.code).toBe(4);
+    const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
+    expect(rows.find((x) => x.unit === 'a1')?.result).toBe('uncertain');
+  }
+
+  it('a ref update git cannot write: a storage failure, not a lost race', async () => {
+    const dir = join(disk.dir, 'refs');
+    mkdirSync(dir);
+    git(dir, 'init', '-q', '-b', 'main');
+    git(dir, 'commit', '-q', '--allow-empty', '-m', 'x');
+    const head = git(dir, 'rev-parse', 'HEAD');
+    spawnSync('dd', ['if=/dev/zero', `of=${fill}`, 'bs=4k']);
+    const repo = await GitRepo.open(dir);
+    try {
+      const e = await repo.updateRefs([{ ref: 'refs/nyl/dev/lease', old: undefined, new: head }]).catch((x) => x);
+      expect(e).toBeInstanceOf(NylError);
+      expect((e as NylError).problems[0]?.code).toBe('NYL-STATE-WRITE-FAILED');
+      expect((e as NylError).problems[0]?.message).toContain('no space left on device (ENOSPC)');
+    } finally {
+      repo.close();
+      rmSync(fill, { force: true });
+    }
+  });
+});

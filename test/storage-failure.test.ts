@@ -10,7 +10,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitRepo } from '../src/core/git/repo.js';
@@ -109,22 +109,30 @@ describe('a write the file system refuses', () => {
 });
 
 describe("git's words for a refused write", () => {
-  it("names the condition; a fetch ignores the server's lines and refused logins", () => {
+  it('names the condition; a lost race, a refused login, the network and the server are none', () => {
     expect(storageCodeInGit("error: unable to create '/r/.git/refs/x.lock': No space left on device")).toBe('ENOSPC');
     expect(storageCodeInGit('fatal: write error: Read-only file system')).toBe('EROFS');
+    expect(storageCodeInGit('', undefined, 'SIGXFSZ')).toBe('EFBIG');
     expect(
       storageCodeInGit("fatal: cannot lock ref 'refs/x': Unable to create 'x.lock': File exists."),
     ).toBeUndefined();
+    // A hook's words about a login are no file system's.
+    expect(storageCodeInGit('git@mirror: Permission denied (publickey).')).toBeUndefined();
     // A lock git "couldn't write" without a reason: the file system is asked (this one has room).
     const dir = tempDir('nyl-storage-');
     expect(storageCodeInGit("fatal: prepare: cannot update ref 'refs/x': couldn't write 'refs/x.lock'", dir)).toBe(
       'EWRITE',
     );
-    expect(storageCodeInFetch('remote: fatal: write error: No space left on device')).toBeUndefined();
-    expect(
-      storageCodeInFetch('git@host: Permission denied (publickey).\nfatal: Could not read from remote repository.'),
-    ).toBeUndefined();
-    expect(storageCodeInFetch('fatal: write error: No space left on device')).toBe('ENOSPC');
+    // A fetch: only what names this clone (or a full disk under it) is this clone's.
+    const gitDir = join(dir, '.git');
+    expect(storageCodeInFetch(`fatal: Unable to create '${gitDir}/shallow.lock': Permission denied`, gitDir)).toBe(
+      'EACCES',
+    );
+    expect(storageCodeInFetch('remote: fatal: write error: No space left on device', gitDir)).toBeUndefined();
+    expect(storageCodeInFetch('bash: /srv/git/app.git: Read-only file system', gitDir)).toBeUndefined();
+    expect(storageCodeInFetch('fatal: write error: No space left on device', dir)).toBeUndefined();
+    expect(storageCodeInFetch('fatal: write error: Connection reset by peer', gitDir)).toBeUndefined();
+    expect(storageCodeInFetch('git@host: Permission denied (publickey).', gitDir)).toBeUndefined();
   });
 });
 
@@ -149,7 +157,8 @@ describe('a full disk (a real tmpfs)', () => {
     it.skip('a full disk', () => {});
     return;
   }
-  const fill = join(disk.dir, 'fill');
+  const root = disk.dir;
+  const fill = join(root, 'fill');
 
   it('mid-run: ENOSPC is named, the run keeps its lease, and once there is room the next run takes over', async () => {
     const dir = join(disk.dir, 'repo');
@@ -158,7 +167,7 @@ describe('a full disk (a real tmpfs)', () => {
     // Wave a's first unit fills the disk: every write after it fails.
     const docs = config('true', () => 'true').replace(
       'name: a0\nspec:\n  run: "true"',
-      `name: a0\nspec:\n  run: "dd if=/dev/zero of=${fill} bs=64k 2>/dev/null; true"`,
+      `name: a0\nspec:\n  run: "dd if=/dev/zero of=${fill} bs=64k 2>/dev/null || true"`,
     );
     execFileSync('sh', ['-c', `cat > nyl.yaml <<'EOF'\n${docs}EOF`], { cwd: dir });
     git(dir, 'add', '-A');
@@ -186,6 +195,131 @@ describe('a full disk (a real tmpfs)', () => {
     const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
     expect(rows.find((x) => x.unit === 'a1')?.result).toBe('uncertain');
   }
+
+  /** A repository on the small disk with `config` committed. */
+  function repoOnDisk(name: string, config: string): string {
+    const dir = join(root, name);
+    mkdirSync(dir);
+    git(dir, 'init', '-q', '-b', 'main');
+    writeFileSync(join(dir, 'nyl.yaml'), config);
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'config');
+    return dir;
+  }
+  const fillCmd = `dd if=/dev/zero of=${fill} bs=64k 2>/dev/null || true`;
+  const unit = (name: string, run: string, more = '') =>
+    `kind: Command\nname: ${name}\n${more}spec:\n  run: "${run}"\n`;
+
+  it('a heartbeat that landed recorded what finished before it: only the rest is named', async () => {
+    const dir = repoOnDisk(
+      'beat',
+      [
+        'kind: Environment\nname: dev\n',
+        unit('a', 'true'),
+        unit('b', `sleep 3; ${fillCmd}`),
+        unit('c', 'true', 'needs: [a, b]\n'),
+      ].join('---\n'),
+    );
+    try {
+      const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local'], { NYL_HEARTBEAT_INTERVAL: '1s' });
+      expect(r.code).toBe(4);
+      expectClear(r.stderr);
+      expect(r.stderr).toMatch(
+        /1 unit it ran after its last write \(b\) is not recorded, and the next run finds it uncertain/,
+      );
+      rmSync(fill);
+      expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
+      const next = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--json']);
+      const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
+      expect(Object.fromEntries(rows.map((x) => [x.unit, x.result]))).toMatchObject({
+        a: 'imported',
+        b: 'uncertain',
+        c: 'blocked',
+      });
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  it('teardown: a destroy that ran is named as not recorded', async () => {
+    const dir = repoOnDisk(
+      'down',
+      [
+        'kind: Environment\nname: dev\n',
+        `${unit('a', 'true')}  destroy: "${fillCmd}"\n`,
+        `${unit('b', 'true', 'needs: [a]\n')}  destroy: "true"\n`,
+      ].join('---\n'),
+    );
+    try {
+      expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+      // b goes first (it needs a), then a's destroy fills the disk: the landing cannot be written.
+      const down = await nyl(dir, ['teardown', '-e', 'dev', '--local']);
+      expect(down.code).toBe(4);
+      expectClear(down.stderr);
+      expect(down.stderr).toMatch(
+        /holds the lease of dev until \S+; 1 unit it ran after its last write \(a\) is not recorded/,
+      );
+      rmSync(fill);
+      expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  it('exec: a repair that ran is named as not recorded, not "run the command again"', async () => {
+    const dir = repoOnDisk('exec', ['kind: Environment\nname: dev\n', unit('a', 'true')].join('---\n'));
+    try {
+      expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+      expect((await nyl(dir, ['hold', '-e', 'dev', '--unit', 'a', '--reason', 'repair', '--local'])).code).toBe(0);
+      const ex = await nyl(dir, [
+        'exec',
+        '-e',
+        'dev',
+        '--unit',
+        'a',
+        '--local',
+        '--',
+        'sh',
+        '-c',
+        `${fillCmd}; echo repaired`,
+      ]);
+      expect(ex.stdout).toContain('repaired');
+      expect(ex.code).toBe(4);
+      expectClear(ex.stderr);
+      expect(ex.stderr).toMatch(
+        /holds the lease of dev until \S+; 1 unit it ran after its last write \(a\) is not recorded/,
+      );
+      expect(ex.stderr).not.toContain('run the command again');
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  it('a last write that finds the lease broken: the run says so and keeps what it finished as a late checkpoint', async () => {
+    // a fills the disk (the heartbeat's write fails), then frees it and breaks the lease itself.
+    const breakLease = `node ${CLI} lease break -e dev --reason gone --local >/dev/null 2>&1`;
+    const dir = repoOnDisk(
+      'lost',
+      ['kind: Environment\nname: dev\n', unit('a', `${fillCmd}; sleep 3; rm -f ${fill}; ${breakLease}; true`)].join(
+        '---\n',
+      ),
+    );
+    try {
+      const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local'], { NYL_HEARTBEAT_INTERVAL: '1s' });
+      expect(r.code).toBe(4);
+      expectClear(r.stderr);
+      expect(r.stderr).toMatch(/^error NYL-LEASE-LOST/m);
+      expect(r.stderr).not.toContain('holds the lease of dev');
+      const tip = git(dir, 'for-each-ref', '--format=%(refname)', 'refs/nyl/dev/runs', 'refs/nyl/dev/evidence');
+      const files = tip
+        .split('\n')
+        .filter(Boolean)
+        .flatMap((ref) => git(dir, 'ls-tree', '-r', '--name-only', ref).split('\n'));
+      expect(files).toContain('units/a/checkpoint.json');
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
 
   it('a ref update git cannot write: a storage failure, not a lost race', async () => {
     const dir = join(disk.dir, 'refs');

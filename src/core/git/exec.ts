@@ -10,6 +10,8 @@ export interface GitResult {
   stderr: string;
   /** Set when nyl ended the call itself: past its time bound, or on cancellation. */
   ended?: 'timeout' | 'cancelled';
+  /** The signal that ended git, if one did (SIGXFSZ: a file past `ulimit -f`). */
+  signal?: NodeJS.Signals;
 }
 
 export interface GitRunOptions {
@@ -61,12 +63,13 @@ export function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> 
     let ended: GitResult['ended'];
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
-    const done = (code: number) => {
+    const done = (code: number, signal?: NodeJS.Signals | null) => {
       if (settled) return;
       settled = true;
       for (const t of timers) clearTimeout(t);
       unsubscribe?.();
-      resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), ended });
+      const stderr = Buffer.concat(err).toString('utf8');
+      resolve({ code, stdout: Buffer.concat(out), stderr, ended, ...(signal ? { signal } : {}) });
     };
     // Stop waiting at once; the group gets SIGTERM, then SIGKILL a second later.
     const end = (why: NonNullable<GitResult['ended']>) => {
@@ -89,7 +92,7 @@ export function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> 
       unsubscribe?.();
       reject(e);
     });
-    child.on('close', (code) => done(code ?? 128));
+    child.on('close', (code, signal) => done(code ?? 128, signal));
     child.stdin?.on('error', () => {
       /* git may exit before reading all input; its exit code tells */
     });

@@ -257,7 +257,7 @@ export class GitRepo {
     }
     const r = await runGit(['index-pack', '--stdin'], { cwd: this.root, input: built.pack });
     if (r.code === 0) return;
-    const code = storageCodeInGit(r.stderr, this.commonDir);
+    const code = storageCodeInGit(r.stderr, this.commonDir, r.signal);
     throw code ? storageFailure(this.commonDir, code) : new GitError('git index-pack failed', r.stderr);
   }
 
@@ -301,7 +301,7 @@ export class GitRepo {
     const r = await runGit(['update-ref', '--stdin'], { cwd: this.root, input: lines.join('\n') });
     if (r.code === 0) return true;
     // A lock file the disk refused is no lost race ("cannot lock ref … Unable to create …: No space left").
-    const code = storageCodeInGit(r.stderr, this.commonDir);
+    const code = storageCodeInGit(r.stderr, this.commonDir, r.signal);
     if (code) throw storageFailure(this.commonDir, code);
     if (/cannot lock ref|is at .* but expected|reference already exists|unable to resolve reference/.test(r.stderr))
       return false;

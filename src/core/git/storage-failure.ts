@@ -41,37 +41,49 @@ export function storageCode(e: unknown): string | undefined {
 }
 
 /** git's words for a write of its own that failed, where it does not say why (a lock file it "couldn't write"). */
-const GIT_WRITE_FAILED = /couldn't write '|unable to write (file|loose object|new index)|write error|failed to write/i;
+const GIT_WRITE_FAILED = /couldn't write '|unable to write (file|loose object|new index)|failed to write/i;
+/** ssh's and HTTP's refusals of a login ("Permission denied (publickey)"): credentials, not files. */
+const LOGIN_REFUSED = /Permission denied \(|HTTP 40[13]|Authentication failed/i;
 /** Under this much free space, a write that failed for no stated reason is taken for a full disk. */
 const NEARLY_FULL = 1024 * 1024;
 
-/**
- * The storage condition git's stderr names, or undefined. git does not always say why a write
- * failed (a ref's lock file it "couldn't write"): then the file system under `gitDir` is asked.
- */
-export function storageCodeInGit(stderr: string, gitDir?: string): string | undefined {
-  const said = GIT_SAYS.find(([re]) => re.test(stderr))?.[1];
-  if (said || !GIT_WRITE_FAILED.test(stderr)) return said;
+/** Whether the file system under `gitDir` has (nearly) no space left. */
+function nearlyFull(gitDir: string | undefined): boolean {
   try {
     const fs = gitDir ? statfsSync(gitDir) : undefined;
-    if (fs && fs.bavail * fs.bsize < NEARLY_FULL) return 'ENOSPC';
+    return !!fs && fs.bavail * fs.bsize < NEARLY_FULL;
   } catch {
-    /* it cannot be told */
+    return false;
   }
-  return 'EWRITE';
 }
 
 /**
- * The storage condition of this machine a failed fetch names: not the server's (`remote:` lines),
- * nor a refused login (ssh's and HTTP's "Permission denied" is about credentials).
+ * The storage condition a failed local git command (update-ref, index-pack) names, or undefined.
+ * git does not always say why a write failed (a ref's lock file it "couldn't write"): then the
+ * file system under `gitDir` is asked. A git killed by SIGXFSZ wrote past `ulimit -f`.
  */
-export function storageCodeInFetch(stderr: string, gitDir?: string): string | undefined {
-  const local = stderr
-    .split('\n')
-    .filter((l) => !l.startsWith('remote:'))
-    .join('\n');
-  const code = storageCodeInGit(local, gitDir);
-  return code === 'EACCES' || code === 'EPERM' ? undefined : code;
+export function storageCodeInGit(stderr: string, gitDir?: string, signal?: NodeJS.Signals): string | undefined {
+  if (signal === 'SIGXFSZ') return 'EFBIG';
+  const lines = stderr.split('\n').filter((l) => !LOGIN_REFUSED.test(l));
+  const said = GIT_SAYS.find(([re]) => lines.some((l) => re.test(l)))?.[1];
+  if (said || !lines.some((l) => GIT_WRITE_FAILED.test(l))) return said;
+  return nearlyFull(gitDir) ? 'ENOSPC' : 'EWRITE';
+}
+
+/**
+ * The storage condition of this clone a failed fetch names: not the server's (its `remote:`
+ * lines, or an ssh server's words that name no path here), nor a refused login, nor the network
+ * ("write error: Connection reset"). A line must name a path under `gitDir`, or the disk under it
+ * be full.
+ */
+export function storageCodeInFetch(stderr: string, gitDir?: string, signal?: NodeJS.Signals): string | undefined {
+  if (signal === 'SIGXFSZ') return 'EFBIG';
+  const local = stderr.split('\n').filter((l) => !l.startsWith('remote:') && !LOGIN_REFUSED.test(l));
+  const here = gitDir ? local.filter((l) => l.includes(gitDir)) : [];
+  const named = GIT_SAYS.find(([re]) => here.some((l) => re.test(l)))?.[1];
+  if (named) return named;
+  const full = GIT_SAYS.find(([re]) => local.some((l) => re.test(l)))?.[1];
+  return (full === 'ENOSPC' || full === 'EDQUOT') && nearlyFull(gitDir) ? full : undefined;
 }
 
 /** True for the error `storageFailure` makes. */

@@ -1,7 +1,9 @@
 import { referenceVariable } from '../config/references.js';
 import { runProcess } from '../drivers/process.js';
+import { isStorageFailure } from '../git/storage-failure.js';
 import { FILES, type ObservedUnit } from '../state/documents.js';
 import { GRACE_MS } from '../state/lease.js';
+import type { RunSession } from '../state/run-session.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { masker } from '../util/mask.js';
 import { isoTime } from '../util/time.js';
@@ -9,6 +11,7 @@ import { loadForUnitWrite } from './hold.js';
 import type { OpReport } from './report.js';
 import { ownEntry } from './run-history.js';
 import { startRun } from './run-start.js';
+import { stoppedByStorage } from './storage-stop.js';
 import { observedFiles } from './transition.js';
 import type { OpContext } from './workspace.js';
 
@@ -107,31 +110,35 @@ export async function exec(
     `exitCode: ${r.exitCode ?? 'null'}`,
     '',
   ].join('\n');
-  const { tips } = await session.land(
-    [
-      {
-        ref: state.refs.observed,
-        old: state.tips.observed,
-        files: observedFiles(state, new Map([[opts.unit, next]])),
-        message,
-      },
-    ],
-    ctx.now(),
-    [],
-    ownEntry(
-      record,
+  // A landing the disk refuses leaves the repair unrecorded: the run keeps its lease (a last write
+  // that ended it would clear `executing`, the only word left that the repair ran).
+  const { tips } = await land(session, env, opts.unit, () =>
+    session.land(
       [
         {
-          unit: opts.unit,
-          kind: next.kind,
-          result: r.exitCode === 0 ? 'executed' : 'failed',
-          detail: '',
-          durationMs: r.durationMs,
+          ref: state.refs.observed,
+          old: state.tips.observed,
+          files: observedFiles(state, new Map([[opts.unit, next]])),
+          message,
         },
       ],
-      new Map([[FILES.runLog(opts.unit), Buffer.from(output)]]),
       ctx.now(),
-      { exitCodes: r.exitCode === null ? undefined : new Map([[opts.unit, r.exitCode]]) },
+      [],
+      ownEntry(
+        record,
+        [
+          {
+            unit: opts.unit,
+            kind: next.kind,
+            result: r.exitCode === 0 ? 'executed' : 'failed',
+            detail: '',
+            durationMs: r.durationMs,
+          },
+        ],
+        new Map([[FILES.runLog(opts.unit), Buffer.from(output)]]),
+        ctx.now(),
+        { exitCodes: r.exitCode === null ? undefined : new Map([[opts.unit, r.exitCode]]) },
+      ),
     ),
   );
   const failed = r.exitCode !== 0;
@@ -161,4 +168,14 @@ export async function exec(
       : [],
     exit: failed ? Exit.failed : Exit.ok,
   };
+}
+
+/** The landing of an exec: a write the disk refuses says the lease is kept and the repair not recorded. */
+async function land<T>(session: RunSession, environment: string, unit: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (isStorageFailure(e)) throw await stoppedByStorage(e, { session, environment, ran: [unit] });
+    throw e;
+  }
 }

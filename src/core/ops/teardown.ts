@@ -1,5 +1,6 @@
 import type { ExecuteResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
+import { isStorageFailure } from '../git/storage-failure.js';
 import { type DesiredUnit, timeoutMs } from '../resolve/desired.js';
 import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { FILES } from '../state/documents.js';
@@ -17,6 +18,7 @@ import { DEFAULT_PARALLELISM, inDoubt, safeExecute } from './reconcile.js';
 import { exitFor, type RunReport, type UnitRow } from './report.js';
 import { ownEntry } from './run-history.js';
 import { startRun } from './run-start.js';
+import { stoppedByStorage } from './storage-stop.js';
 import { loadTakingOver } from './takeover.js';
 import { consumedRefs, desiredFilesWithout, importLists, messageUnits, observedFiles } from './transition.js';
 import { refuseUnreadable } from './unreadable.js';
@@ -131,7 +133,13 @@ export async function teardown(
       for (const d of go) session.runFiles.set(FILES.runDesired(d.name), Buffer.from(prettyJson(d)));
       record.phase = 'wave';
       record.executing = go.map((d) => d.name);
-      await write(Math.max(...go.map(timeoutMs)) + GRACE_MS);
+      try {
+        await write(Math.max(...go.map(timeoutMs)) + GRACE_MS);
+      } catch (e) {
+        // Not recorded, never started: a last write that ends the run leaves them out.
+        for (const d of go) session.runFiles.delete(FILES.runDesired(d.name));
+        throw e;
+      }
       await mapPool(go, opts.parallelism ?? DEFAULT_PARALLELISM, async (d) => {
         ctx.onEvent({ type: 'unit-start', unit: d.name, kind: d.kind, at: ctx.now() });
         // undefined: the unit has nothing to run (no destroy); a throwing driver leaves it uncertain.
@@ -263,10 +271,13 @@ export async function teardown(
       exit: exitFor(list, problems, ['held']),
     };
   } catch (e) {
-    if (acquired && session.holding && !inDoubt(e)) {
+    const end = () => {
       endRecord(record, 'failed', ctx.now());
-      await session.finish(record, ctx.now()).catch(() => undefined);
-    }
+      return session.finish(record, ctx.now());
+    };
+    if (acquired && session.holding && isStorageFailure(e))
+      throw await stoppedByStorage(e, { session, environment: env, end });
+    if (acquired && session.holding && !inDoubt(e)) await end().catch(() => undefined);
     throw e;
   }
 }

@@ -123,7 +123,7 @@ export class RemoteBackend implements RefBackend {
     // git ends a depth fetch that matched no ref with exit 1 and not a word: no state yet.
     if (r.code !== 0 && !(fresh && r.code === 1 && !r.ended && !/^(fatal|error):/m.test(r.stderr))) {
       // This clone could not store what it fetched: the remote answered.
-      const full = r.ended ? undefined : storageCodeInFetch(r.stderr, this.repo.commonDir);
+      const full = r.ended ? undefined : storageCodeInFetch(r.stderr, this.repo.commonDir, r.signal);
       if (full) throw storageFailure(this.repo.commonDir, full, `what it fetched from remote ${this.remote}`);
       this.unreachable('fetch from', r);
     }

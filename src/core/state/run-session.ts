@@ -37,6 +37,9 @@ export class RunSession {
   lease!: LeaseDoc;
   /** The deadline of the lease as the last write that landed recorded it (`lease` is the next write's). */
   heldUntil: string | undefined;
+  /** The run ref's files as the last write that landed recorded them, and as the write under way has them. */
+  private recordedFiles: TreeFiles = new Map();
+  private sending: TreeFiles = new Map();
   writes = 0;
   private prepared = false;
   private queue: Promise<unknown> = Promise.resolve();
@@ -98,6 +101,7 @@ export class RunSession {
     if (groups.length || record.processGroups) record.processGroups = groups;
     this.carryProgress(record);
     this.runFiles.set(FILES.run, Buffer.from(prettyJson(record)));
+    this.sending = new Map(this.runFiles);
     const tree = batch.tree(this.runFiles);
     return batch.commit({ tree, parents: this.runTip ? [this.runTip] : [], author: this.author, message });
   }
@@ -142,6 +146,7 @@ export class RunSession {
       if (ok) {
         this.leaseTip = lease;
         this.heldUntil = this.lease.deadline;
+        this.recordedFiles = this.sending;
         this.runTip = run;
         this.startHeartbeat(record);
       }
@@ -229,7 +234,24 @@ export class RunSession {
     if (!ok) this.lost();
     this.leaseTip = lease;
     this.heldUntil = doc.deadline;
+    this.recordedFiles = this.sending;
     this.runTip = run;
+  }
+
+  /**
+   * Units whose checkpoint is not on the run ref as the last write that landed left it (whoever
+   * made that write: a wave's, the heartbeat's, a retry's): what a run that stops now leaves
+   * unrecorded.
+   */
+  unrecordedUnits(): string[] {
+    const out: string[] = [];
+    for (const [path, content] of this.runFiles) {
+      const m = /^units\/(.+)\/checkpoint\.json$/.exec(path);
+      const was = this.recordedFiles.get(path);
+      const same = was === content || (Buffer.isBuffer(was) && Buffer.isBuffer(content) && was.equals(content));
+      if (m && !same) out.push(m[1] as string);
+    }
+    return out.sort();
   }
 
   // ---- heartbeat -------------------------------------------------------------------------

@@ -1,12 +1,13 @@
-import { isStorageFailure, STATE_WRITE_FAILED } from '../../git/storage-failure.js';
+import { isStorageFailure } from '../../git/storage-failure.js';
 import type { Checkpoint, RunRecord } from '../../state/documents.js';
 import { FILES } from '../../state/documents.js';
 import { endRecord } from '../../state/run-record.js';
 import type { RunSession } from '../../state/run-session.js';
 import { prettyJson } from '../../util/canonical.js';
 import { crashPoint } from '../../util/crash.js';
-import { Exit, NylError, type Problem } from '../../util/errors.js';
-import { isoTime, withOffset } from '../../util/time.js';
+import { NylError } from '../../util/errors.js';
+import { isoTime } from '../../util/time.js';
+import { stoppedByStorage } from '../storage-stop.js';
 
 /** Another run took the lease between our read and our write: nothing executed yet. */
 export class LostRace extends Error {}
@@ -21,8 +22,6 @@ export class LostRace extends Error {}
 export class RunWriter {
   acquired = false;
   private pending: Checkpoint[] = [];
-  /** Units checkpointed since the last write that landed: what a run that stops now has not recorded. */
-  private readonly unrecorded = new Set<string>();
 
   constructor(
     readonly session: RunSession,
@@ -37,7 +36,6 @@ export class RunWriter {
   /** A unit's checkpoint, carried by the next write (a wave's, a retry's or the heartbeat's). */
   checkpoint(c: Checkpoint): void {
     this.pending.push(c);
-    this.unrecorded.add(c.name);
     this.stage();
   }
 
@@ -55,9 +53,7 @@ export class RunWriter {
     this.stage();
     if (this.acquired) {
       crashPoint('before-checkpoint');
-      const carried = [...this.unrecorded];
       await this.session.checkpoint(this.record, deadlineMs, t);
-      for (const name of carried) this.unrecorded.delete(name);
       crashPoint('after-checkpoint');
       return;
     }
@@ -105,44 +101,16 @@ export class RunWriter {
     if (this.acquired && this.session.holding) await this.finish('failed').catch(() => undefined);
   }
 
-  /**
-   * A write the disk refused recorded nothing. Before the lease was taken nothing ran; after, the
-   * run ends as any failed run if a last, smaller write still fits (what finished recorded, the
-   * lease released); else it keeps the lease until its deadline, and what it ran since its last
-   * write is not recorded: the next run finds those units uncertain.
-   */
+  /** A write the disk refused recorded nothing: before the lease was taken nothing ran; after, storage-stop.ts. */
   private async stoppedByStorage(e: NylError): Promise<NylError> {
     if (!this.acquired || !this.session.holding) return e;
-    const released = await this.finish('failed').then(
-      () => true,
-      () => false,
-    );
-    const p = e.problems.find((x) => x.code === STATE_WRITE_FAILED) as Problem;
-    const env = this.record.environment;
-    const reconcile = `\`nyl reconcile -e ${env}\``;
-    if (released)
-      return new NylError({
-        ...p,
-        message: `${p.message}; run ${this.run} stopped; a last write recorded what it finished on its run ref and released the lease, and the next reconcile imports it`,
-        fix: `${p.fix?.replace(/, then run the command again$/, '')}, then ${reconcile}`,
-      });
-    const units = [...this.unrecorded].sort();
-    const until = this.session.heldUntil ? withOffset(this.session.heldUntil) : 'its deadline';
-    const lost = units.length
-      ? `; ${units.length} unit${units.length === 1 ? '' : 's'} it ran after its last write (${listed(units)}) ${units.length === 1 ? 'is' : 'are'} not recorded, and the next run finds ${units.length === 1 ? 'it' : 'them'} uncertain`
-      : '';
-    return new NylError({
-      ...p,
-      message: `${p.message}; run ${this.run} stopped and holds the lease of ${env} until ${until}${lost}`,
-      exit: units.length ? Exit.uncertain : p.exit,
-      fix: `${p.fix?.replace(/, then run the command again$/, '')}, then \`nyl lease break -e ${env} --reason "its writes failed"\` and ${reconcile} (or ${reconcile} after ${until})`,
+    return stoppedByStorage(e, {
+      session: this.session,
+      environment: this.record.environment,
+      end: () => this.finish('failed'),
+      otherwise: (x) => this.release(x),
     });
   }
-}
-
-/** Up to five names, then how many more. */
-function listed(names: string[]): string {
-  return names.length <= 5 ? names.join(', ') : `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`;
 }
 
 /** A write whose outcome could not be told: nothing more is sent (the remote does not answer). */

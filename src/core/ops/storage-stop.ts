@@ -1,0 +1,64 @@
+import { STATE_WRITE_FAILED } from '../git/storage-failure.js';
+import type { RunSession } from '../state/run-session.js';
+import { Exit, NylError, type Problem } from '../util/errors.js';
+import { withOffset } from '../util/time.js';
+
+export interface StoppedRun {
+  session: RunSession;
+  environment: string;
+  /** A last write that ends the run as failed (what finished recorded, the lease released); none: the run keeps its lease. */
+  end?: () => Promise<void>;
+  /** Units whose effects this run caused that no checkpoint on its run ref holds (an exec's repair). */
+  ran?: string[];
+  /** The last write failed for another reason (the lease lost): what the run does about it. */
+  otherwise?: (e: unknown) => Promise<void>;
+}
+
+/**
+ * A run that took the lease and then met a write the file system refused (reconcile, teardown,
+ * exec): it tries one last write that ends it; the error it reports says what it left behind —
+ * the lease released with what finished recorded, or the lease held until its deadline with the
+ * units it ran since its last landed write not recorded (exit 4: the next run finds them
+ * uncertain) — and the command that goes on from there.
+ */
+export async function stoppedByStorage(e: NylError, run: StoppedRun): Promise<NylError> {
+  const p = e.problems.find((x) => x.code === STATE_WRITE_FAILED) as Problem;
+  const env = run.environment;
+  const id = run.session.run;
+  const remedy = p.fix?.replace(/, then run the command again$/, '') ?? 'make room';
+  const reconcile = `\`nyl reconcile -e ${env}\``;
+  const ended = run.end
+    ? await run.end().then(
+        () => 'released' as const,
+        (x: unknown) => x,
+      )
+    : 'kept';
+  if (ended === 'released')
+    return new NylError({
+      ...p,
+      message: `${p.message}; run ${id} stopped; a last write recorded what it finished on its run ref and released the lease, and the next reconcile imports it`,
+      fix: `${remedy}, then ${reconcile}`,
+    });
+  if (ended !== 'kept' && !(ended instanceof NylError && ended.problems.some((x) => x.code === STATE_WRITE_FAILED))) {
+    // Its last write met something else (the lease lost, the remote gone dark): those words follow.
+    await run.otherwise?.(ended);
+    return new NylError([{ ...p, fix: remedy }, ...(ended instanceof NylError ? ended.problems : [])]);
+  }
+  const units = [...new Set([...(run.ran ?? []), ...run.session.unrecordedUnits()])].sort();
+  const until = run.session.heldUntil ? withOffset(run.session.heldUntil) : 'its deadline';
+  const n = units.length;
+  const lost = n
+    ? `; ${n} unit${n === 1 ? '' : 's'} it ran after its last write (${listed(units)}) ${n === 1 ? 'is' : 'are'} not recorded, and the next run finds ${n === 1 ? 'it' : 'them'} uncertain`
+    : '';
+  return new NylError({
+    ...p,
+    message: `${p.message}; run ${id} stopped and holds the lease of ${env} until ${until}${lost}`,
+    exit: n ? Exit.uncertain : p.exit,
+    fix: `${remedy}, then \`nyl lease break -e ${env} --reason "its writes failed"\` and ${reconcile} (or ${reconcile} after ${until})`,
+  });
+}
+
+/** Up to five names, then how many more. */
+function listed(names: string[]): string {
+  return names.length <= 5 ? names.join(', ') : `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`;
+}

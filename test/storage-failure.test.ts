@@ -106,6 +106,23 @@ describe('a write the file system refuses', () => {
     expect(git(dir, 'for-each-ref')).toBe(refs);
     expect(leftovers(dir)).toEqual([]);
   });
+  it('a fetch into a clone that cannot store it: the clone is named, not an unreachable remote', async () => {
+    const src = makeRepo({ 'nyl.yaml': config('true', () => `true # ${randomBytes(1500).toString('hex')}`) });
+    expect((await nyl(src, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+    const bare = tempDir('nyl-bare-');
+    git(bare, 'init', '-q', '--bare');
+    git(src, 'push', '-q', bare, 'refs/heads/*:refs/heads/*', 'refs/nyl/*:refs/nyl/*');
+    const clone = tempDir('nyl-clone-');
+    git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
+    // Its packs are past 16 KiB: git's index-pack dies of SIGXFSZ without a word, fetch says "invalid index-pack output".
+    const r = nylLimited(clone, 16, ['status', '-e', 'dev']);
+    expect(r.code).toBe(1);
+    expectClear(r.stderr);
+    expect(r.stderr).toContain(
+      `could not write what it fetched from remote origin to ${clone}/.git: file too large (EFBIG)`,
+    );
+    expect(r.stderr).not.toContain('NYL-REMOTE-UNREACHABLE');
+  });
 });
 
 describe("git's words for a refused write", () => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { statfsSync } from 'node:fs';
 import { Exit, NylError, problem } from '../util/errors.js';
 
@@ -47,6 +48,12 @@ const LOGIN_REFUSED = /Permission denied \(|HTTP 40[13]|Authentication failed/i;
 /** Under this much free space, a write that failed for no stated reason is taken for a full disk. */
 const NEARLY_FULL = 1024 * 1024;
 
+/** Whether processes started from here have a file size limit (`ulimit -f`): asked of a shell, on a failure only. */
+function fileSizeLimited(): boolean {
+  const r = spawnSync('sh', ['-c', 'ulimit -f'], { encoding: 'utf8', timeout: 5_000 });
+  return r.status === 0 && /^\d+\s*$/.test(r.stdout);
+}
+
 /** Whether the file system under `gitDir` has (nearly) no space left. */
 function nearlyFull(gitDir: string | undefined): boolean {
   try {
@@ -78,6 +85,8 @@ export function storageCodeInGit(stderr: string, gitDir?: string, signal?: NodeJ
  */
 export function storageCodeInFetch(stderr: string, gitDir?: string, signal?: NodeJS.Signals): string | undefined {
   if (signal === 'SIGXFSZ') return 'EFBIG';
+  // Its index-pack killed without a word (SIGXFSZ past `ulimit -f`): the limit is asked.
+  if (/invalid index-pack output|index-pack died/.test(stderr) && fileSizeLimited()) return 'EFBIG';
   const local = stderr.split('\n').filter((l) => !l.startsWith('remote:') && !LOGIN_REFUSED.test(l));
   const here = gitDir ? local.filter((l) => l.includes(gitDir)) : [];
   const named = GIT_SAYS.find(([re]) => here.some((l) => re.test(l)))?.[1];

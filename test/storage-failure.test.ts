@@ -48,14 +48,14 @@ function expectClear(stderr: string): void {
 describe('a write the file system refuses', () => {
   // The first write (lease, wave a's documents) is ~8 KiB; wave a's checkpoint write, with 20
   // logs of 4 KiB of random text, ~90 KiB, and so is the last write that would end the run.
-  it('mid-run, with no room for a last write: the run keeps its lease, says which units are not recorded, and the next run finds them uncertain', async () => {
+  it('mid-run, with no room for a last write: the run keeps its lease, says which units are not recorded: the next run finds them uncertain', async () => {
     const dir = makeRepo({ 'nyl.yaml': config('head -c 3000 /dev/urandom | base64', () => 'true') });
     const r = nylLimited(dir, 32, ['reconcile', '-e', 'dev', '--local']);
     expect(r.code).toBe(4);
     expectClear(r.stderr);
     expect(r.stderr).toContain('file too large (EFBIG); nothing of it was recorded');
     expect(r.stderr).toMatch(
-      /run \S+ stopped and holds the lease of dev until \S+; 20 units it ran after its last write \(a0, a1, a10, a11, a12 and 15 more\) are not recorded, and the next run finds them uncertain/,
+      /run \S+ stopped and holds the lease of dev until \S+; 20 units it ran after its last write \(a0, a1, a10, a11, a12 and 15 more\) are not recorded: the next run finds them uncertain/,
     );
     expect(r.stderr).toContain(
       'fix: raise the file size limit of the shell that runs nyl (`ulimit -f unlimited`), then `nyl lease break -e dev --reason "its writes failed" --local` and `nyl reconcile -e dev --local`',
@@ -242,7 +242,7 @@ describe('a full disk (a real tmpfs)', () => {
       expect(r.code).toBe(4);
       expectClear(r.stderr);
       expect(r.stderr).toMatch(
-        /1 unit it ran after its last write \(b\) is not recorded, and the next run finds it uncertain/,
+        /1 unit it ran after its last write \(b\) is not recorded: the next run finds it uncertain/,
       );
       rmSync(fill);
       expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
@@ -276,8 +276,77 @@ describe('a full disk (a real tmpfs)', () => {
       expect(down.stderr).toMatch(
         /holds the lease of dev until \S+; 1 unit it ran after its last write \(a\) is not recorded/,
       );
+      expect(down.stderr).toContain('and `nyl teardown -e dev --local`');
       rmSync(fill);
       expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
+      // b's destroy was checkpointed (the write before a's wave landed): imported as gone, never as present.
+      const next = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--json']);
+      const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
+      expect(Object.fromEntries(rows.map((x) => [x.unit, x.result]))).toMatchObject({ a: 'uncertain', b: 'blocked' });
+      const observed = git(dir, 'ls-tree', '-r', '--name-only', 'refs/nyl/dev/observed').split('\n');
+      expect(observed).toContain('units/a.json');
+      expect(observed).not.toContain('units/b.json');
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  it('units the failed heartbeat kept from starting are named apart, safe to retry', async () => {
+    const docs = ['kind: Environment\nname: dev\n', unit('u0', `${fillCmd}; sleep 3`)];
+    for (const n of ['u1', 'u2', 'u3']) docs.push(unit(n, 'true'));
+    const dir = repoOnDisk('unstarted', docs.join('---\n'));
+    try {
+      const r = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--parallelism', '1'], {
+        NYL_HEARTBEAT_INTERVAL: '1s',
+      });
+      expect(r.code).toBe(4);
+      expectClear(r.stderr);
+      expect(r.stderr).toContain(
+        '1 unit it ran after its last write (u0) is not recorded, and 3 units it listed as executing never started (u1, u2, u3): the next run finds them uncertain',
+      );
+      expect(r.stderr).toContain(
+        '`nyl recover -e dev --unit <unit> --retry --reason "never started" --local` is safe for those that never started',
+      );
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  it('exec: a landing held up by the refused heartbeat is tried again once there is room', async () => {
+    const dir = repoOnDisk('exec2', ['kind: Environment\nname: dev\n', unit('a', 'true')].join('---\n'));
+    try {
+      expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+      expect((await nyl(dir, ['hold', '-e', 'dev', '--unit', 'a', '--reason', 'repair', '--local'])).code).toBe(0);
+      const repair = `${fillCmd}; sleep 3; rm -f ${fill}; echo repaired`;
+      const ex = await nyl(dir, ['exec', '-e', 'dev', '--unit', 'a', '--local', '--', 'sh', '-c', repair], {
+        NYL_HEARTBEAT_INTERVAL: '1s',
+      });
+      expect(ex.stdout).toContain('repaired');
+      expect(ex.code).toBe(0);
+      expect(git(dir, 'show', 'refs/nyl/dev/observed:units/a.json')).toContain('repaired');
+    } finally {
+      rmSync(fill, { force: true });
+    }
+  });
+
+  it('a remote whose disk is full: its server is named, not credentials or branch protection', async () => {
+    const bare = join(root, 'remote.git');
+    git(root, 'init', '-q', '--bare', bare);
+    const src = makeRepo({ 'nyl.yaml': config('true', () => 'true') });
+    git(src, 'push', '-q', bare, 'main');
+    const clone = tempDir('nyl-clone-');
+    git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
+    spawnSync('dd', ['if=/dev/zero', `of=${fill}`, 'bs=4k']);
+    try {
+      const r = await nyl(clone, ['reconcile', '-e', 'dev']);
+      expect(r.code).toBe(1);
+      expectClear(r.stderr.replace(/\(origin\)/, '(x/.git)'));
+      expect(r.stderr).toMatch(/^error NYL-STATE-WRITE-FAILED \(origin\)$/m);
+      expect(r.stderr).toContain('remote origin could not store the push of');
+      expect(r.stderr).toContain(
+        'fix: free space on the server that holds remote origin, or make its repository writable',
+      );
+      expect(r.stderr).not.toContain('branch protection');
     } finally {
       rmSync(fill, { force: true });
     }

@@ -85,14 +85,38 @@ export function storageCodeInGit(stderr: string, gitDir?: string, signal?: NodeJ
  */
 export function storageCodeInFetch(stderr: string, gitDir?: string, signal?: NodeJS.Signals): string | undefined {
   if (signal === 'SIGXFSZ') return 'EFBIG';
-  // Its index-pack killed without a word (SIGXFSZ past `ulimit -f`): the limit is asked.
-  if (/invalid index-pack output|index-pack died/.test(stderr) && fileSizeLimited()) return 'EFBIG';
-  const local = stderr.split('\n').filter((l) => !l.startsWith('remote:') && !LOGIN_REFUSED.test(l));
+  const local = stderr.split('\n').filter((l) => l.trim() && !l.startsWith('remote:') && !LOGIN_REFUSED.test(l));
   const here = gitDir ? local.filter((l) => l.includes(gitDir)) : [];
   const named = GIT_SAYS.find(([re]) => here.some((l) => re.test(l)))?.[1];
   if (named) return named;
-  const full = GIT_SAYS.find(([re]) => local.some((l) => re.test(l)))?.[1];
-  return (full === 'ENOSPC' || full === 'EDQUOT') && nearlyFull(gitDir) ? full : undefined;
+  const said = GIT_SAYS.find(([re]) => local.some((l) => re.test(l)))?.[1];
+  // No network error reads "Disk quota exceeded", "File too large" or "Input/output error".
+  if (said === 'EDQUOT' || said === 'EFBIG' || said === 'EIO') return said;
+  if (said === 'ENOSPC' && nearlyFull(gitDir)) return said;
+  // An index-pack killed without a word (SIGXFSZ past `ulimit -f`) leaves this line alone: the limit is asked.
+  const only = local.filter((l) => /^(fatal|error):/.test(l));
+  if (only.length && only.every((l) => /invalid index-pack output|index-pack died/.test(l)) && fileSizeLimited())
+    return 'EFBIG';
+  return undefined;
+}
+
+/** A push the server could not store (its disk full, its repository read-only): "unpacker error", or its words. */
+export function remoteStorageTrouble(reason: string, said: string[]): boolean {
+  return (
+    /unpacker error|unpack failed|unpack-objects abnormal exit/i.test(reason) ||
+    said.some((l) => GIT_SAYS.some(([re]) => re.test(l)) || /unable to (write|create)/i.test(l))
+  );
+}
+
+/** The error of a push the server of `remote` could not store: nothing of it was applied. */
+export function remoteStorageFailure(remote: string, message: string): NylError {
+  return new NylError(
+    problem(STATE_WRITE_FAILED, message, {
+      subject: remote,
+      exit: Exit.failed,
+      fix: `free space on the server that holds remote ${remote}, or make its repository writable, then run the command again`,
+    }),
+  );
 }
 
 /** True for the error `storageFailure` makes. */

@@ -170,12 +170,20 @@ export async function exec(
   };
 }
 
-/** The landing of an exec: a write the disk refuses says the lease is kept and the repair not recorded. */
+/**
+ * The landing of an exec. A write the disk refused (the heartbeat's, met first, or its own) is
+ * tried once more: the repair is recorded if there is room now; else the lease is kept and the
+ * repair named as not recorded.
+ */
 async function land<T>(session: RunSession, environment: string, unit: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (e) {
-    if (isStorageFailure(e)) throw await stoppedByStorage(e, { session, environment, ran: [unit] });
-    throw e;
+  let refused: unknown;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isStorageFailure(e)) throw e;
+      refused = e;
+    }
   }
+  throw await stoppedByStorage(refused as NylError, { session, environment, ran: [unit] });
 }

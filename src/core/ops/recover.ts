@@ -10,7 +10,7 @@ import { leaseHeldProblem } from './lease-problems.js';
 import { waitForLease } from './lease-wait.js';
 import { transitionMessage } from './message.js';
 import type { OpReport } from './report.js';
-import { importRuns } from './takeover.js';
+import { importRuns, withChanges } from './takeover.js';
 import { consumedRefs, desiredFiles, importLists, keyResolver, messageUnits, observedFiles } from './transition.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
 
@@ -85,7 +85,7 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   if (!state.runs.size && v.kind !== 'broken')
     return { ...base, outcome: 'nothing to import', facts: [], problems: [], exit: Exit.ok };
   const imp = importRuns(sel, state, keyResolver(sel), ctx.now());
-  const after: EnvState = { ...state, observed: new Map([...state.observed, ...imp.observed]) };
+  const after: EnvState = { ...state, observed: withChanges(state.observed, imp.observed) };
   const evaluated = evaluateAll(sel, after);
   const docs = new Map([...evaluated].flatMap(([n, e]) => (e.desired ? [[n, e.desired] as const] : [])));
   const rows = [...imp.rows.values()];

@@ -12,6 +12,8 @@ export interface StoppedRun {
   ran?: string[];
   /** The last write failed for another reason (the lease lost): what the run does about it. */
   otherwise?: (e: unknown) => Promise<void>;
+  /** The command that goes on from what the run left (default reconcile). */
+  command?: 'reconcile' | 'teardown';
 }
 
 /**
@@ -26,7 +28,7 @@ export async function stoppedByStorage(e: NylError, run: StoppedRun): Promise<Ny
   const env = run.environment;
   const id = run.session.run;
   const remedy = p.fix?.replace(/, then run the command again$/, '') ?? 'make room';
-  const reconcile = `\`nyl reconcile -e ${env}\``;
+  const next = `\`nyl ${run.command ?? 'reconcile'} -e ${env}\``;
   const ended = run.end
     ? await run.end().then(
         () => 'released' as const,
@@ -36,27 +38,40 @@ export async function stoppedByStorage(e: NylError, run: StoppedRun): Promise<Ny
   if (ended === 'released')
     return new NylError({
       ...p,
-      message: `${p.message}; run ${id} stopped; a last write recorded what it finished on its run ref and released the lease, and the next reconcile imports it`,
-      fix: `${remedy}, then ${reconcile}`,
+      message: `${p.message}; run ${id} stopped; a last write recorded what it finished on its run ref and released the lease, and the next ${run.command ?? 'reconcile'} imports it`,
+      fix: `${remedy}, then ${next}`,
     });
   if (ended !== 'kept' && !(ended instanceof NylError && ended.problems.some((x) => x.code === STATE_WRITE_FAILED))) {
     // Its last write met something else (the lease lost, the remote gone dark): those words follow.
     await run.otherwise?.(ended);
-    return new NylError([{ ...p, fix: remedy }, ...(ended instanceof NylError ? ended.problems : [])]);
+    if (!(ended instanceof NylError)) throw ended;
+    return new NylError([{ ...p, fix: remedy }, ...ended.problems]);
   }
-  const units = [...new Set([...(run.ran ?? []), ...run.session.unrecordedUnits()])].sort();
+  const ran = [...new Set([...(run.ran ?? []), ...run.session.unrecordedUnits()])].sort();
+  // Listed as executing by the last landed write, never started (a cancel, the heartbeat's failure): uncertain too.
+  const unstarted = run.session.landedExecuting().filter((u) => !ran.includes(u) && !run.session.checkpointed(u));
   const until = run.session.heldUntil ? withOffset(run.session.heldUntil) : 'its deadline';
-  const n = units.length;
-  const lost = n
-    ? `; ${n} unit${n === 1 ? '' : 's'} it ran after its last write (${listed(units)}) ${n === 1 ? 'is' : 'are'} not recorded, and the next run finds ${n === 1 ? 'it' : 'them'} uncertain`
+  const parts: string[] = [];
+  if (ran.length)
+    parts.push(
+      `${count(ran.length)} it ran after its last write (${listed(ran)}) ${ran.length === 1 ? 'is' : 'are'} not recorded`,
+    );
+  if (unstarted.length)
+    parts.push(`${count(unstarted.length)} it listed as executing never started (${listed(unstarted)})`);
+  const all = ran.length + unstarted.length;
+  const lost = all ? `; ${parts.join(', and ')}: the next run finds ${all === 1 ? 'it' : 'them'} uncertain` : '';
+  const retry = unstarted.length
+    ? `; \`nyl recover -e ${env} --unit <unit> --retry --reason "never started"\` is safe for those that never started`
     : '';
   return new NylError({
     ...p,
     message: `${p.message}; run ${id} stopped and holds the lease of ${env} until ${until}${lost}`,
-    exit: n ? Exit.uncertain : p.exit,
-    fix: `${remedy}, then \`nyl lease break -e ${env} --reason "its writes failed"\` and ${reconcile} (or ${reconcile} after ${until})`,
+    exit: all ? Exit.uncertain : p.exit,
+    fix: `${remedy}, then \`nyl lease break -e ${env} --reason "its writes failed"\` and ${next} (or ${next} after ${until})${retry}`,
   });
 }
+
+const count = (n: number) => `${n} unit${n === 1 ? '' : 's'}`;
 
 /** Up to five names, then how many more. */
 function listed(names: string[]): string {

@@ -20,8 +20,8 @@ import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from 
 
 /** What taking over from dead runs changes, before anything executes. */
 export interface ImportResult {
-  /** Observed documents after the import (changed ones only). */
-  observed: Map<string, ObservedUnit>;
+  /** Observed documents after the import (changed ones only); null: a teardown run destroyed the unit, its state goes. */
+  observed: Map<string, ObservedUnit | null>;
   rows: Map<string, UnitRow>;
   imported: string[];
   /** Units the import marked uncertain. */
@@ -85,6 +85,10 @@ export function importRuns(
     current.set(o.name, o);
     res.observed.set(o.name, o);
   };
+  const drop = (name: string) => {
+    current.delete(name);
+    res.observed.set(name, null);
+  };
   const runs = [...state.runs.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   // Units in wave order, so a key computed for a consumer sees the receipts imported upstream.
   const order = [...(sel?.waves.flat() ?? [])];
@@ -141,6 +145,20 @@ export function importRuns(
       const key = keyOf(name, uid, current);
       if (cp.result === 'uncertain') {
         uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true, cp.attempts);
+        continue;
+      }
+      // A teardown's success is a destroy, whatever document it was of: the unit's state goes.
+      if (run.record?.operation === 'teardown' && cp.result === 'succeeded') {
+        drop(name);
+        res.rows.set(name, {
+          unit: name,
+          kind,
+          result: 'destroyed',
+          detail: `imported: run ${run.id} (teardown) destroyed it`,
+          run: run.id,
+        });
+        res.imported = res.imported.filter((n) => n !== name);
+        res.recovered = res.recovered.filter((n) => n !== name);
         continue;
       }
       if (key !== undefined && cp.executionKey !== key) {
@@ -255,10 +273,10 @@ export function previewImport(
     v.kind === 'held' ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
   if (dead.length) {
     const preview = importRuns(sel, { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) }, keyResolver(sel), now);
-    state = { ...recorded, observed: new Map([...recorded.observed, ...preview.observed]) };
+    state = { ...recorded, observed: withChanges(recorded.observed, preview.observed) };
     for (const r of dead) {
       const left = [...preview.observed.values()].filter(
-        (o) => o.condition?.run === r.id && o.condition.state === 'uncertain',
+        (o): o is ObservedUnit => o?.condition?.run === r.id && o.condition.state === 'uncertain',
       );
       const how =
         r.record?.state === 'cancelled' ? 'cancelled' : v.kind === 'broken' && v.run === r.id ? 'lease broken' : 'died';
@@ -306,7 +324,7 @@ export async function loadTakingOver<G>(
   const verdict = leaseVerdict(original, ctx.now());
   const takeover = original.runs.size > 0 || verdict.kind === 'broken';
   const imp = takeover ? importRuns(loaded.sel, original, keyResolver(loaded.sel), ctx.now()) : undefined;
-  const state: EnvState = imp ? { ...original, observed: new Map([...original.observed, ...imp.observed]) } : original;
+  const state: EnvState = imp ? { ...original, observed: withChanges(original.observed, imp.observed) } : original;
   const problems: Problem[] = [
     ...(gated?.problems ?? []),
     ...waited.problems,
@@ -315,4 +333,17 @@ export async function loadTakingOver<G>(
     ...lateCheckpoints(original),
   ];
   return { stopped: undefined, cfg: loaded.cfg, sel: loaded.sel, original, verdict, takeover, imp, state, problems };
+}
+
+/** Observed documents with `changes` applied: a changed document replaces its unit's, null drops it. */
+export function withChanges(
+  observed: Map<string, ObservedUnit>,
+  changes: Map<string, ObservedUnit | null>,
+): Map<string, ObservedUnit> {
+  const out = new Map(observed);
+  for (const [name, o] of changes) {
+    if (o) out.set(name, o);
+    else out.delete(name);
+  }
+  return out;
 }

@@ -276,7 +276,7 @@ export async function teardown(
       return session.finish(record, ctx.now());
     };
     if (acquired && session.holding && isStorageFailure(e))
-      throw await stoppedByStorage(e, { session, environment: env, end });
+      throw await stoppedByStorage(e, { session, environment: env, end, command: 'teardown' });
     if (acquired && session.holding && !inDoubt(e)) await end().catch(() => undefined);
     throw e;
   }

@@ -1,7 +1,13 @@
 import { runGit } from '../git/exec.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
 import { hasRefsUnder } from '../git/shallow.js';
-import { isStorageFailure, storageCodeInFetch, storageFailure } from '../git/storage-failure.js';
+import {
+  isStorageFailure,
+  remoteStorageFailure,
+  remoteStorageTrouble,
+  storageCodeInFetch,
+  storageFailure,
+} from '../git/storage-failure.js';
 import { Backoff } from '../util/backoff.js';
 import type { Cancellation } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
@@ -269,6 +275,12 @@ export class RemoteBackend implements RefBackend {
   ): never {
     const said = remoteMessages(stderr);
     const refs = v.refs.length ? v.refs : updates.map((u) => u.ref);
+    const server = said.length ? `\nthe server said:\n${said.map((l) => `  ${l}`).join('\n')}` : '';
+    if (remoteStorageTrouble(v.reason, said))
+      throw remoteStorageFailure(
+        this.remote,
+        `remote ${this.remote} could not store the push of ${refs.join(', ')}: ${v.reason}${server}\nthis write was not applied${intent ? ` (${intent.what})` : ''}`,
+      );
     throw new NylError(
       problem(
         'NYL-REMOTE-REJECTED',

@@ -243,6 +243,21 @@ export class RunSession {
    * made that write: a wave's, the heartbeat's, a retry's): what a run that stops now leaves
    * unrecorded.
    */
+  /** The units the last landed write listed as executing. */
+  landedExecuting(): string[] {
+    const run = this.recordedFiles.get(FILES.run);
+    try {
+      return Buffer.isBuffer(run) ? ((JSON.parse(run.toString('utf8')) as RunRecord).executing ?? []) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Whether this run has a checkpoint of `unit` (recorded or not). */
+  checkpointed(unit: string): boolean {
+    return this.runFiles.has(FILES.runCheckpoint(unit));
+  }
+
   unrecordedUnits(): string[] {
     const out: string[] = [];
     for (const [path, content] of this.runFiles) {
@@ -485,7 +500,7 @@ export class RunSession {
         {
           what: `the write that ends run ${this.run} (${record.state}) and releases the lease`,
           ifLanded: 'the run is marked finished and the lease is free: the next run takes over at once',
-          ifNot: `run ${this.run} holds the lease until ${withOffset(this.lease.deadline)}; the next run takes over after that (or after \`nyl lease break\`) and imports what its run ref holds`,
+          ifNot: `run ${this.run} holds the lease until ${this.heldUntil ? withOffset(this.heldUntil) : 'its deadline'}; the next run takes over after that (or after \`nyl lease break\`) and imports what its run ref holds`,
         },
       ),
     );

@@ -8,6 +8,7 @@ import { transitionMessage } from '../message.js';
 import type { RunReport, UnitRow } from '../report.js';
 import { ownEntry } from '../run-history.js';
 import type { SourceVerdict } from '../source-order.js';
+import { withChanges } from '../takeover.js';
 import {
   consumedRefs,
   desiredFiles,
@@ -73,7 +74,7 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
     const d = ex.outcomes.get(name)?.desired ?? l.upfront.desired.get(name);
     if (d) desiredDocs.set(name, d);
   }
-  const changed = new Map<string, ObservedUnit>(l.imp?.observed ?? []);
+  const changed = new Map<string, ObservedUnit | null>(l.imp?.observed ?? []);
   for (const [name, o] of ex.outcomes) if (o.observed) changed.set(name, o.observed);
   // Compared as recorded (a new commit alone changes nothing); written with this run's source.
   const desired = desiredFiles(sel, desiredDocs, state, l.source);
@@ -104,7 +105,7 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
       message,
     });
   crashPoint('before-transition');
-  const landedState = new Map([...state.observed, ...changed]);
+  const landedState = withChanges(state.observed, changed);
   const landed = await writer.session.land(
     updates,
     ctx.now(),

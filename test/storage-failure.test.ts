@@ -376,6 +376,14 @@ describe('a full disk (a real tmpfs)', () => {
         /holds the lease of dev until \S+; 1 unit it ran after its last write \(a\) is not recorded/,
       );
       expect(ex.stderr).not.toContain('run the command again');
+      // Once there is room: the repair is imported as one (a resume then asks for an approved plan).
+      rmSync(fill);
+      expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
+      expect((await nyl(dir, ['recover', '-e', 'dev', '--reason', 'import', '--local'])).code).toBe(0);
+      expect((await nyl(dir, ['resume', '-e', 'dev', '--unit', 'a', '--reason', 'repaired', '--local'])).code).toBe(0);
+      const a = JSON.parse(git(dir, 'show', 'refs/nyl/dev/observed:units/a.json'));
+      expect(a.repairs.at(-1).output).toContain('not recorded');
+      expect(a.approvalRequired.reason).toContain('repaired with nyl exec while held');
     } finally {
       rmSync(fill, { force: true });
     }

@@ -125,6 +125,21 @@ export function importRuns(
         receipt: prior?.receipt,
         lastRun: run.id,
       };
+      // An exec that stopped before it recorded its repair: the repair counts (a resume asks for an approved plan).
+      const exec = run.record?.exec;
+      if (exec?.unit === name && !cp)
+        base.repairs = [
+          ...(prior?.repairs ?? []),
+          {
+            run: run.id,
+            command: exec.command,
+            by: exec.by,
+            ...(exec.reason ? { reason: exec.reason } : {}),
+            at: run.record?.startedAt ?? at,
+            exitCode: null,
+            output: `not recorded: run ${run.id} stopped before it recorded how the repair ended`,
+          },
+        ].slice(-20);
       const uncertain = (reason: string, checkpointed: boolean, attempts?: number) => {
         const condition: Condition = { state: 'uncertain', reason, run: run.id, since: at };
         if (checkpointed) condition.checkpointed = true;

@@ -227,6 +227,14 @@ describe('a full disk (a real tmpfs)', () => {
   const unit = (name: string, run: string, more = '') =>
     `kind: Command\nname: ${name}\n${more}spec:\n  run: "${run}"\n`;
 
+  /** A repository on the small disk whose one unit `a` is reconciled, then held (for `nyl exec`). */
+  async function heldUnit(name: string): Promise<string> {
+    const dir = repoOnDisk(name, ['kind: Environment\nname: dev\n', unit('a', 'true')].join('---\n'));
+    expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+    expect((await nyl(dir, ['hold', '-e', 'dev', '--unit', 'a', '--reason', 'repair', '--local'])).code).toBe(0);
+    return dir;
+  }
+
   it('a heartbeat that landed recorded what finished before it: only the rest is named', async () => {
     const dir = repoOnDisk(
       'beat',
@@ -313,10 +321,8 @@ describe('a full disk (a real tmpfs)', () => {
   });
 
   it('exec: a landing held up by the refused heartbeat is tried again once there is room', async () => {
-    const dir = repoOnDisk('exec2', ['kind: Environment\nname: dev\n', unit('a', 'true')].join('---\n'));
+    const dir = await heldUnit('exec2');
     try {
-      expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
-      expect((await nyl(dir, ['hold', '-e', 'dev', '--unit', 'a', '--reason', 'repair', '--local'])).code).toBe(0);
       const repair = `${fillCmd}; sleep 3; rm -f ${fill}; echo repaired`;
       const ex = await nyl(dir, ['exec', '-e', 'dev', '--unit', 'a', '--local', '--', 'sh', '-c', repair], {
         NYL_HEARTBEAT_INTERVAL: '1s',
@@ -353,10 +359,8 @@ describe('a full disk (a real tmpfs)', () => {
   });
 
   it('exec: a repair that ran is named as not recorded, not "run the command again"', async () => {
-    const dir = repoOnDisk('exec', ['kind: Environment\nname: dev\n', unit('a', 'true')].join('---\n'));
+    const dir = await heldUnit('exec');
     try {
-      expect((await nyl(dir, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
-      expect((await nyl(dir, ['hold', '-e', 'dev', '--unit', 'a', '--reason', 'repair', '--local'])).code).toBe(0);
       const ex = await nyl(dir, [
         'exec',
         '-e',

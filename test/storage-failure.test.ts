@@ -288,6 +288,8 @@ describe('a full disk (a real tmpfs)', () => {
       rmSync(fill);
       expect((await nyl(dir, ['lease', 'break', '-e', 'dev', '--reason', 'disk full', '--local'])).code).toBe(0);
       // b's destroy was checkpointed (the write before a's wave landed): imported as gone, never as present.
+      const rec = await nyl(dir, ['recover', '-e', 'dev', '--reason', 'import', '--local', '--json']);
+      expect(JSON.parse(rec.stdout).facts).toMatchObject({ destroyed: ['b'], recovered: ['a'] });
       const next = await nyl(dir, ['reconcile', '-e', 'dev', '--local', '--json']);
       const rows = JSON.parse(next.stdout).rows as { unit: string; result: string }[];
       expect(Object.fromEntries(rows.map((x) => [x.unit, x.result]))).toMatchObject({ a: 'uncertain', b: 'blocked' });

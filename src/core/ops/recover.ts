@@ -131,6 +131,9 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   ];
   if (imp.leaseBroken) facts.push(['leaseBroken', imp.leaseBroken]);
   facts.push(['recovered', imp.recovered]);
+  // Destroys a teardown run checkpointed: those units' state went with them.
+  const destroyed = [...imp.observed].filter(([, o]) => o === null).map(([n]) => n);
+  if (destroyed.length) facts.push(['destroyed', destroyed]);
   return { ...base, outcome: 'done', facts, problems: [...waited.problems, ...imp.problems], exit: Exit.ok };
 }
 

@@ -25,32 +25,49 @@ export interface StoppedRun {
  */
 export async function stoppedByStorage(e: NylError, run: StoppedRun): Promise<NylError> {
   const p = e.problems.find((x) => x.code === STATE_WRITE_FAILED) as Problem;
-  const env = run.environment;
-  const id = run.session.run;
-  const remedy = p.fix?.replace(/, then run the command again$/, '') ?? 'make room';
-  const next = `\`nyl ${run.command ?? 'reconcile'} -e ${env}\``;
+  const said = {
+    p,
+    remedy: p.fix?.replace(/, then run the command again$/, '') ?? 'make room',
+    next: `\`nyl ${run.command ?? 'reconcile'} -e ${run.environment}\``,
+  };
   const ended = run.end
     ? await run.end().then(
         () => 'released' as const,
         (x: unknown) => x,
       )
     : 'kept';
-  if (ended === 'released')
-    return new NylError({
-      ...p,
-      message: `${p.message}; run ${id} stopped; a last write recorded what it finished on its run ref and released the lease, and the next ${run.command ?? 'reconcile'} imports it`,
-      fix: `${remedy}, then ${next}`,
-    });
+  if (ended === 'released') return released(run, said);
   if (ended !== 'kept' && !(ended instanceof NylError && ended.problems.some((x) => x.code === STATE_WRITE_FAILED))) {
     // Its last write met something else (the lease lost, the remote gone dark): those words follow.
     await run.otherwise?.(ended);
     if (!(ended instanceof NylError)) throw ended;
-    return new NylError([{ ...p, fix: remedy }, ...ended.problems]);
+    return new NylError([{ ...p, fix: said.remedy }, ...ended.problems]);
   }
-  const ran = [...new Set([...(run.ran ?? []), ...run.session.unrecordedUnits()])].sort();
+  return held(run, said);
+}
+
+interface Said {
+  p: Problem;
+  remedy: string;
+  next: string;
+}
+
+/** The last write landed: what finished is on the run ref, the lease free. */
+function released(run: StoppedRun, { p, remedy, next }: Said): NylError {
+  return new NylError({
+    ...p,
+    message: `${p.message}; run ${run.session.run} stopped; a last write recorded what it finished on its run ref and released the lease, and the next ${run.command ?? 'reconcile'} imports it`,
+    fix: `${remedy}, then ${next}`,
+  });
+}
+
+/** No last write: the lease is kept, and what ran (or never started) since the last landed write is named. */
+function held(run: StoppedRun, { p, remedy, next }: Said): NylError {
+  const { session, environment: env } = run;
+  const ran = [...new Set([...(run.ran ?? []), ...session.unrecordedUnits()])].sort();
   // Listed as executing by the last landed write, never started (a cancel, the heartbeat's failure): uncertain too.
-  const unstarted = run.session.landedExecuting().filter((u) => !ran.includes(u) && !run.session.checkpointed(u));
-  const until = run.session.heldUntil ? withOffset(run.session.heldUntil) : 'its deadline';
+  const unstarted = session.landedExecuting().filter((u) => !ran.includes(u) && !session.checkpointed(u));
+  const until = session.heldUntil ? withOffset(session.heldUntil) : 'its deadline';
   const parts: string[] = [];
   if (ran.length)
     parts.push(
@@ -65,7 +82,7 @@ export async function stoppedByStorage(e: NylError, run: StoppedRun): Promise<Ny
     : '';
   return new NylError({
     ...p,
-    message: `${p.message}; run ${id} stopped and holds the lease of ${env} until ${until}${lost}`,
+    message: `${p.message}; run ${session.run} stopped and holds the lease of ${env} until ${until}${lost}`,
     exit: all ? Exit.uncertain : p.exit,
     fix: `${remedy}, then \`nyl lease break -e ${env} --reason "its writes failed"\` and ${next} (or ${next} after ${until})${retry}`,
   });

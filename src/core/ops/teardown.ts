@@ -130,16 +130,12 @@ export async function teardown(
         } else go.push(d);
       }
       if (!go.length) continue;
-      for (const d of go) session.runFiles.set(FILES.runDesired(d.name), Buffer.from(prettyJson(d)));
       record.phase = 'wave';
       record.executing = go.map((d) => d.name);
-      try {
-        await write(Math.max(...go.map(timeoutMs)) + GRACE_MS);
-      } catch (e) {
-        // Not recorded, never started: a last write that ends the run leaves them out.
-        for (const d of go) session.runFiles.delete(FILES.runDesired(d.name));
-        throw e;
-      }
+      await session.announce(
+        go.map((d) => [d.name, Buffer.from(prettyJson(d))]),
+        () => write(Math.max(...go.map(timeoutMs)) + GRACE_MS),
+      );
       await mapPool(go, opts.parallelism ?? DEFAULT_PARALLELISM, async (d) => {
         ctx.onEvent({ type: 'unit-start', unit: d.name, kind: d.kind, at: ctx.now() });
         // undefined: the unit has nothing to run (no destroy); a throwing driver leaves it uncertain.

@@ -243,6 +243,21 @@ export class RunSession {
    * made that write: a wave's, the heartbeat's, a retry's): what a run that stops now leaves
    * unrecorded.
    */
+  /**
+   * The write before a wave: its units' desired documents join the run files for it, and leave
+   * them again if it fails — never recorded, never started, so no later write (the last one that
+   * ends the run) carries them.
+   */
+  async announce(docs: [string, Buffer][], write: () => Promise<void>): Promise<void> {
+    for (const [name, body] of docs) this.runFiles.set(FILES.runDesired(name), body);
+    try {
+      await write();
+    } catch (e) {
+      for (const [name] of docs) this.runFiles.delete(FILES.runDesired(name));
+      throw e;
+    }
+  }
+
   /** The units the last landed write listed as executing. */
   landedExecuting(): string[] {
     const run = this.recordedFiles.get(FILES.run);

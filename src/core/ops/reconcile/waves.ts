@@ -203,17 +203,13 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
     return;
   }
   // Before a unit starts, the run ref records its desired document and uid.
-  for (const t of toRun) writer.session.runFiles.set(FILES.runDesired(t.name), desiredBody(t.desired));
   const units = toRun.map((t) => t.name);
   moveTo(writer.record, 'executing', ctx.now(), { index: w, units });
   Object.assign(writer.record, { phase: 'wave', wave: w, executing: units });
-  try {
-    await writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS);
-  } catch (e) {
-    // Not recorded, never started: a last write that ends the run (writer.fail) leaves them out.
-    for (const t of toRun) writer.session.runFiles.delete(FILES.runDesired(t.name));
-    throw e;
-  }
+  await writer.session.announce(
+    toRun.map((t) => [t.name, desiredBody(t.desired)]),
+    () => writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS),
+  );
 
   const running = new Map<string, number>();
   writer.session.progress = () => progressOf(running, ctx.now());

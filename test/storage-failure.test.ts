@@ -376,6 +376,7 @@ describe('a full disk (a real tmpfs)', () => {
         `${fillCmd}; echo repaired`,
       ]);
       expect(ex.stdout).toContain('repaired');
+      expect(ex.stdout).not.toContain('refused');
       expect(ex.code).toBe(4);
       expectClear(ex.stderr);
       expect(ex.stderr).toMatch(

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { configJsonSchema } from '../core/config/schema.js';
 import { toolStats } from '../core/drivers/process.js';
 import { gitStats } from '../core/git/exec.js';
+import { isStorageFailure } from '../core/git/storage-failure.js';
 import { planGroup } from '../core/ops/batch/plan.js';
 import { reconcileGroup } from '../core/ops/batch/reconcile.js';
 import { type BatchReport, isBatchReport } from '../core/ops/batch/report.js';
@@ -138,7 +139,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     const op = (command ?? 'nyl').replace(' ', '-');
     if (json) out(`${JSON.stringify(refusedJson(op, environment, exit, problems, statsOf(ctx)), null, 2)}\n`);
     else {
-      if (environment && SAYS_REFUSED.includes(op)) out(`${op} ${environment}: refused\n\n`);
+      // A stop the disk forced after something ran (an exec's repair) is no refusal.
+      const ran = isStorageFailure(e) && exit === Exit.uncertain;
+      if (environment && SAYS_REFUSED.includes(op) && !ran) out(`${op} ${environment}: refused\n\n`);
       err(`${renderProblems(problems)}\n`);
     }
     return exit;

@@ -125,7 +125,7 @@ export function isStorageFailure(e: unknown): e is NylError {
 }
 
 /** `code` (ENOSPC, …) as the operator reads it. */
-export function storageReason(code: string): string {
+function storageReason(code: string): string {
   return code === 'EWRITE' ? (REASONS[code] as string) : `${REASONS[code] ?? code} (${code})`;
 }
 
@@ -145,7 +145,7 @@ export function storageFailure(gitDir: string, code: string, what = 'the state')
 }
 
 /** What the operator does about `code` under `gitDir`. */
-export function remedy(code: string, gitDir: string): string {
+function remedy(code: string, gitDir: string): string {
   switch (code) {
     case 'ENOSPC':
     case 'EDQUOT':

@@ -275,11 +275,13 @@ export class RunSession {
 
   unrecordedUnits(): string[] {
     const out: string[] = [];
+    // A checkpoint's path, as FILES lays it out: `<before>NAME<after>`.
+    const [before, after] = FILES.runCheckpoint('\0').split('\0') as [string, string];
     for (const [path, content] of this.runFiles) {
-      const m = /^units\/(.+)\/checkpoint\.json$/.exec(path);
+      if (!path.startsWith(before) || !path.endsWith(after)) continue;
       const was = this.recordedFiles.get(path);
       const same = was === content || (Buffer.isBuffer(was) && Buffer.isBuffer(content) && was.equals(content));
-      if (m && !same) out.push(m[1] as string);
+      if (!same) out.push(path.slice(before.length, path.length - after.length));
     }
     return out.sort();
   }

@@ -226,25 +226,24 @@ export const round = (x, digits = 1) => {
 };
 
 /**
- * Paired A/B sampling: one warm-up of each, then `n` pairs in alternating order (AB, BA, AB, …)
- * so that drift of the machine hits both sides alike; the ratio is taken pair by pair.
+ * Interleaved sampling of several commands: one warm-up of each, then `n` rounds in alternating
+ * order (A B C, C B A, A B C, …) so that drift of the machine hits every side alike. Returns each
+ * command's samples, round by round.
  */
-export function paired(n, a, b, { warmup = 1 } = {}) {
-  for (let i = 0; i < warmup; i++) {
-    a(true);
-    b(true);
-  }
-  const as = [];
-  const bs = [];
+export function interleaved(n, fns, { warmup = 1 } = {}) {
+  for (let i = 0; i < warmup; i++) for (const f of fns) f(true);
+  const out = fns.map(() => []);
   for (let i = 0; i < n; i++) {
-    if (i % 2 === 0) {
-      as.push(a(false));
-      bs.push(b(false));
-    } else {
-      bs.push(b(false));
-      as.push(a(false));
-    }
+    const order = fns.map((_, k) => k);
+    if (i % 2 === 1) order.reverse();
+    for (const k of order) out[k].push(fns[k](false));
   }
+  return out;
+}
+
+/** Paired A/B sampling (AB, BA, AB, …: interleaved); the ratio is taken pair by pair. */
+export function paired(n, a, b, opts) {
+  const [as, bs] = interleaved(n, [a, b], opts);
   return { a: as, b: bs, ratios: as.map((x, i) => x / bs[i]) };
 }
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const load = (file: string) => import(pathToFileURL(join(ROOT, 'scripts', file)).href);
@@ -64,6 +64,42 @@ describe('verdicts', () => {
     const p = paired(3, a, b);
     expect(order).toEqual(['a*', 'b*', 'a', 'b', 'b', 'a', 'a', 'b']);
     expect(p.ratios).toEqual([4, 6, 8]);
+  });
+});
+
+describe("row 4 side by side with the issue's code", () => {
+  it('interleaves three commands A B C, C B A and keeps each one’s samples in its own list', async () => {
+    const { interleaved } = await load('bench-lib.mjs');
+    const order: string[] = [];
+    const f = (name: string, v: number) => (warm: boolean) => {
+      order.push(warm ? `${name}*` : name);
+      return v;
+    };
+    const [a, b, c] = interleaved(2, [f('a', 1), f('b', 2), f('c', 3)]);
+    expect(order).toEqual(['a*', 'b*', 'c*', 'a', 'b', 'c', 'c', 'b', 'a']);
+    expect([a, b, c]).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ]);
+  });
+
+  it('unpacks the issue’s dist/cli.js from the history, and names a revision it does not have', async () => {
+    const { baselineCli, ISSUE_BASELINE } = await load('bench-first.mjs');
+    const { cleanupTemps } = await load('bench-lib.mjs');
+    onTestFinished(() => cleanupTemps());
+    const missing = baselineCli('0123456789012345678901234567890123456789');
+    expect(missing.cli).toBeUndefined();
+    expect(missing.why).toContain("0123456 is not in this clone's history");
+    const have = spawnSync('git', ['cat-file', '-e', `${ISSUE_BASELINE.rev}^{commit}`], { cwd: ROOT });
+    if (have.status !== 0) {
+      console.log(`skipped: ${ISSUE_BASELINE.rev.slice(0, 7)} is not in this clone (a shallow clone)`);
+      return;
+    }
+    const { cli } = baselineCli(ISSUE_BASELINE.rev);
+    const v = spawnSync(process.execPath, [cli, '--version'], { encoding: 'utf8' });
+    expect(v.status).toBe(0);
+    expect(v.stdout).toMatch(/\d+\.\d+/);
   });
 });
 

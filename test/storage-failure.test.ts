@@ -10,7 +10,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitRepo } from '../src/core/git/repo.js';
@@ -150,14 +150,18 @@ describe("git's words for a refused write", () => {
     expect(storageCodeInFetch('fatal: write error: No space left on device', dir)).toBeUndefined();
     expect(storageCodeInFetch('fatal: write error: Connection reset by peer', gitDir)).toBeUndefined();
     expect(storageCodeInFetch('git@host: Permission denied (publickey).', gitDir)).toBeUndefined();
+    // A tracking ref of this clone's it "couldn't write" (no reason given): its write, whatever the disk says.
+    const lock = `error: cannot update ref 'refs/nyl-remotes/origin/x': couldn't write '${gitDir}/refs/x.lock'`;
+    expect(storageCodeInFetch(lock, gitDir)).toBe('EWRITE');
+    expect(storageCodeInFetch("error: couldn't write '/elsewhere/refs/x.lock'", gitDir)).toBeUndefined();
   });
 });
 
 /** A tmpfs of `kib` KiB mounted at a new folder, or why there cannot be one here. */
-function smallDisk(kib: number): { dir: string } | { why: string } {
+function smallDisk(kib: number, more = ''): { dir: string } | { why: string } {
   if (process.getuid?.() !== 0) return { why: 'a tmpfs needs root' };
   const dir = tempDir('nyl-disk-');
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k`, 'tmpfs', dir], { encoding: 'utf8' });
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${kib}k${more}`, 'tmpfs', dir], { encoding: 'utf8' });
   if (r.status !== 0) return { why: `mount -t tmpfs failed: ${(r.stderr || r.error?.message || '').trim()}` };
   mounted.push(dir);
   return { dir };
@@ -165,6 +169,74 @@ function smallDisk(kib: number): { dir: string } | { why: string } {
 const mounted: string[] = [];
 afterAll(() => {
   for (const d of mounted) spawnSync('umount', ['-l', d]);
+});
+
+/**
+ * A clone on a disk of its own that has fetched the state once; then the remote gets one more
+ * state ref on a commit the clone has (the next fetch writes a tracking ref and no object), and
+ * `fill` leaves no room on the clone's disk.
+ */
+async function cloneThenFill(disk: string, fill: (dir: string) => void): Promise<string> {
+  const src = makeRepo({ 'nyl.yaml': config('true', () => 'true') });
+  expect((await nyl(src, ['reconcile', '-e', 'dev', '--local'])).code).toBe(0);
+  const bare = tempDir('nyl-bare-');
+  git(bare, 'init', '-q', '--bare');
+  git(src, 'push', '-q', bare, 'refs/heads/*:refs/heads/*', 'refs/nyl/*:refs/nyl/*');
+  const clone = join(disk, 'clone');
+  git(disk, 'clone', '-q', '-b', 'main', `file://${bare}`, clone);
+  expect((await nyl(clone, ['status', '-e', 'dev'])).code).toBe(0);
+  git(bare, 'update-ref', 'refs/nyl/dev/extra', git(bare, 'rev-parse', 'refs/nyl/dev/desired'));
+  fill(disk);
+  return clone;
+}
+
+/** The git commands a `nyl` run started, by name (trace2 events, written off the full disk). */
+function gitCommands(trace: string): string[] {
+  return readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"event":"cmd_name"'))
+    .map((l) => JSON.parse(l).name as string);
+}
+
+describe('a fetch whose tracking refs a full disk refuses (a real tmpfs each)', () => {
+  const blocks = smallDisk(4096);
+  const inodes = smallDisk(4096, ',nr_inodes=400');
+  if ('why' in blocks || 'why' in inodes) {
+    console.log(`skipped: a full disk needs a small tmpfs: ${'why' in blocks ? blocks.why : ''}`);
+    it.skip('a full disk', () => {});
+    return;
+  }
+
+  it('no block left ("couldn\'t write" its lock, no reason given): the clone is named, not an unreachable remote', async () => {
+    const clone = await cloneThenFill(blocks.dir, (d) => {
+      spawnSync('dd', ['if=/dev/zero', `of=${join(d, 'fill')}`, 'bs=4k']);
+    });
+    const r = await nyl(clone, ['status', '-e', 'dev']);
+    expect(r.code).toBe(1);
+    expectClear(r.stderr);
+    expect(r.stderr).toContain(
+      `could not write what it fetched from remote origin to ${clone}/.git: no space left on device (ENOSPC)`,
+    );
+    expect(r.stderr).not.toContain('NYL-REMOTE-UNREACHABLE');
+  });
+
+  it('no inode left ("cannot lock ref"): named at once, not fetched again as if another nyl held the lock', async () => {
+    const clone = await cloneThenFill(inodes.dir, (d) => {
+      mkdirSync(join(d, 'fill'));
+      for (let i = 0; ; i++)
+        try {
+          writeFileSync(join(d, 'fill', String(i)), '');
+        } catch {
+          break;
+        }
+    });
+    const trace = join(tempDir('nyl-trace-'), 'trace.json');
+    const r = await nyl(clone, ['status', '-e', 'dev'], { GIT_TRACE2_EVENT: trace });
+    expect(r.code).toBe(1);
+    expectClear(r.stderr);
+    expect(r.stderr).toContain(`to ${clone}/.git: no space left on device (ENOSPC)`);
+    expect(gitCommands(trace).filter((c) => c === 'fetch')).toEqual(['fetch']);
+  });
 });
 
 describe('a full disk (a real tmpfs)', () => {

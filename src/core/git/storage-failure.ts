@@ -89,6 +89,8 @@ export function storageCodeInFetch(stderr: string, gitDir?: string, signal?: Nod
   const here = gitDir ? local.filter((l) => l.includes(gitDir)) : [];
   const named = GIT_SAYS.find(([re]) => here.some((l) => re.test(l)))?.[1];
   if (named) return named;
+  // A tracking ref's lock file it "couldn't write", without a reason: this clone's write all the same.
+  if (here.some((l) => GIT_WRITE_FAILED.test(l))) return nearlyFull(gitDir) ? 'ENOSPC' : 'EWRITE';
   const said = GIT_SAYS.find(([re]) => local.some((l) => re.test(l)))?.[1];
   // No network error reads "Disk quota exceeded", "File too large" or "Input/output error".
   if (said === 'EDQUOT' || said === 'EFBIG' || said === 'EIO') return said;

@@ -1,4 +1,4 @@
-import { runGit } from '../git/exec.js';
+import { type GitResult, runGit } from '../git/exec.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
 import { hasRefsUnder } from '../git/shallow.js';
 import {
@@ -125,11 +125,13 @@ export class RemoteBackend implements RefBackend {
     let r = await fetch();
     // Another nyl in the same clone (`nyl runs` while a reconcile runs) updated the tracking refs
     // between this fetch's read and its write: what it fetched is there; fetch again to read it.
-    for (let i = 0; i < 3 && r.code !== 0 && /cannot lock ref/.test(r.stderr); i++) r = await fetch();
+    // A lock the disk refused is no such race: fetching again would meet the same disk.
+    const raced = () => /cannot lock ref/.test(r.stderr) && !this.storageTrouble(r);
+    for (let i = 0; i < 3 && r.code !== 0 && raced(); i++) r = await fetch();
     // git ends a depth fetch that matched no ref with exit 1 and not a word: no state yet.
     if (r.code !== 0 && !(fresh && r.code === 1 && !r.ended && !/^(fatal|error):/m.test(r.stderr))) {
       // This clone could not store what it fetched: the remote answered.
-      const full = r.ended ? undefined : storageCodeInFetch(r.stderr, this.repo.commonDir, r.signal);
+      const full = this.storageTrouble(r);
       if (full) throw storageFailure(this.repo.commonDir, full, `what it fetched from remote ${this.remote}`);
       this.unreachable('fetch from', r);
     }
@@ -143,10 +145,16 @@ export class RemoteBackend implements RefBackend {
     return out;
   }
 
+  /** The storage failure of this clone that ended a fetch, if that is what ended it. */
+  private storageTrouble(r: GitResult): string | undefined {
+    return r.ended ? undefined : storageCodeInFetch(r.stderr, this.repo.commonDir, r.signal);
+  }
+
   /**
    * One fetch that keeps what it receives as a pack (git unpacks fewer than 100 objects into loose
    * files otherwise) and leaves gc to `objectsAdded`. Two nyl commands fetching shallow into one
-   * clone at once can meet on git's `shallow.lock`: the loser fetches again once.
+   * clone at once can meet on git's `shallow.lock`: the loser fetches again once (not when the lock
+   * could not be made for want of room: that is no race).
    */
   private async fetch(args: string[]) {
     const run = () =>
@@ -161,7 +169,7 @@ export class RemoteBackend implements RefBackend {
         ...args,
       ]);
     let r = await run();
-    if (r.code !== 0 && !r.ended && /shallow\.lock/.test(r.stderr)) {
+    if (r.code !== 0 && !r.ended && /shallow\.lock/.test(r.stderr) && !this.storageTrouble(r)) {
       await new Backoff().wait({ cancellation: this.net.cancellation });
       r = await run();
     }

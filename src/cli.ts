@@ -1,12 +1,15 @@
-import { main } from './cli/main.js';
+import { startEarlyFetch } from './cli/early-fetch.js';
 import { endAll } from './core/proc/children.js';
 import { removeWorkdir } from './core/proc/workdir.js';
+import { stopEarlyStateFetch } from './core/state/state-fetch.js';
 
 /**
  * Every way out ends every child nyl started and exits, once what was printed is written: a
- * stray handle (a reader process, a timer) must never keep a finished nyl waiting.
+ * stray handle (a reader process, a timer) must never keep a finished nyl waiting. A state
+ * fetch started early and never taken is ended first the way git cleans up after (its locks).
  */
-function exit(code: number): void {
+async function exit(code: number): Promise<void> {
+  await stopEarlyStateFetch();
   endAll();
   removeWorkdir();
   process.exitCode = code;
@@ -18,12 +21,40 @@ function internal(e: unknown): void {
     `error NYL-INTERNAL\n  unexpected failure: ${(e as Error)?.message ?? String(e)}\n  fix: this is a bug in nyl; report it with the command you ran (set NYL_DEBUG=1 for details)\n`,
   );
   if (process.env.NYL_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
-  exit(1);
+  void exit(1);
 }
 
 process.on('uncaughtException', internal);
 process.on('unhandledRejection', internal);
-main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() }).then(
-  exit,
-  internal,
-);
+
+// The state fetch goes out first; the rest of nyl loads while the remote answers. A signal
+// before main() is in charge ends the fetch with nyl, as it would have ended nyl alone.
+let phase: 'loading' | 'main' | 'ending' = 'loading';
+const beforeMain = (signal: NodeJS.Signals) => {
+  if (phase !== 'loading') return;
+  phase = 'ending';
+  void stopEarlyStateFetch().then(() => {
+    endAll();
+    process.off('SIGINT', beforeMain);
+    process.off('SIGTERM', beforeMain);
+    process.kill(process.pid, signal);
+  });
+};
+process.on('SIGINT', beforeMain);
+process.on('SIGTERM', beforeMain);
+startEarlyFetch(process.argv.slice(2), process.cwd());
+// Tests hold nyl here to signal it while it loads.
+const hold = Number(process.env.NYL_TEST_LOAD_DELAY_MS);
+if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+const { main } = await import('./cli/main.js');
+if (phase === 'loading') {
+  phase = 'main';
+  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() }).then(
+    exit,
+    internal,
+  );
+  // main() listens for signals before its first await: removing ours now loses none (removing the
+  // last listener would drop a signal that arrived while the bundle loaded and was not handled yet).
+  process.off('SIGINT', beforeMain);
+  process.off('SIGTERM', beforeMain);
+}

@@ -239,6 +239,35 @@ describe('every network call ends', () => {
     expect(r.ms).toBeLessThan(8_000);
   });
 
+  /** The git processes still talking to `url`. */
+  const gitFor = (url: string) =>
+    execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(url) && !l.includes('ps -eo'));
+
+  for (const when of ['as the fetch goes out (nyl still loading)', 'once nyl listens for signals'])
+    it(`SIGTERM while the first fetch stalls, ${when}: nyl ends it and exits within the grace window`, async () => {
+      const s = setup();
+      expect((await nyl(s.dir, ['reconcile', '-e', 'dev'])).code).toBe(0);
+      await proxy.arm([{ match: 'upload-pack', nth: 1, andAfter: true, fault: 'stall-response' }]);
+      const seen = proxy.requests.length;
+      const loading = when.startsWith('as');
+      // Held while it loads (a test hook), nyl gets the signal before main() listens for one.
+      const run = startNyl(s.dir, ['status', '-e', 'dev'], loading ? { NYL_TEST_LOAD_DELAY_MS: '5000' } : {});
+      while (!proxy.requests.slice(seen).some((q) => q.service === 'git-upload-pack')) await sleep(5);
+      if (!loading) await sleep(1_500);
+      const signalled = Date.now();
+      run.child.kill('SIGTERM');
+      const r = await run.done;
+      expect(Date.now() - signalled).toBeLessThan(3_500);
+      expect(r.stderr).not.toContain('NYL-INTERNAL');
+      if (loading) expect(r.signal).toBe('SIGTERM');
+      else expect(r.stderr).toContain('stopped by the cancel');
+      const until = Date.now() + 3_000;
+      while (gitFor(s.url).length && Date.now() < until) await sleep(50);
+      expect(gitFor(s.url)).toEqual([]);
+    });
+
   it('SIGTERM reaches a push in flight: nyl settles it and exits within the grace window', async () => {
     const s = setup();
     // The transition (push 4) is applied; its answer never comes.

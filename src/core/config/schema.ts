@@ -1,12 +1,10 @@
 import * as z from 'zod/mini';
 import { parseDuration } from '../util/duration.js';
+import { isSafeName, SAFE_NAME } from '../util/safe-name.js';
 import { described } from '../util/zod.js';
 
-/** A name that can be one component of a git ref (units and environments name refs and tree paths). */
-export const SAFE_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_-])?$/;
-export function isSafeName(s: string): boolean {
-  return SAFE_NAME.test(s) && !s.includes('..') && !s.endsWith('.lock');
-}
+export { isSafeName, SAFE_NAME };
+
 const SAFE_NAME_HINT = 'letters, digits, ".", "_" and "-", starting with a letter or digit, at most 100 characters';
 
 const NAME_MESSAGE = `must be a safe git ref component (${SAFE_NAME_HINT})`;

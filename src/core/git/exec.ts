@@ -25,6 +25,8 @@ export interface GitRunOptions {
   cancelGraceMs?: number;
   /** Dies with nyl (the watchdog ends it): for pushes, whose work must not go on unsupervised. */
   guarded?: boolean;
+  /** Told the process (group) id once git started. */
+  started?: (pid: number | undefined) => void;
 }
 
 /** Keeps git from prompting or paging; a prompt on a runner hangs the job. */
@@ -58,6 +60,7 @@ export function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> 
       stdio: ['pipe', 'pipe', 'pipe'],
       guarded: opts.guarded ? 'git' : undefined,
     });
+    opts.started?.(child.pid);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let ended: GitResult['ended'];

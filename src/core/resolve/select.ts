@@ -1,9 +1,10 @@
 import type { Config, UnitConfig } from '../config/load.js';
+import { DEFAULT_PREFIX } from '../state/state-fetch.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import type { Outputs } from './desired.js';
 import { expand, type Mapping } from './for-each.js';
 
-export const DEFAULT_PREFIX = 'refs/nyl';
+export { DEFAULT_PREFIX };
 
 export interface Selection {
   environment: string;

@@ -1,6 +1,5 @@
 import { type GitResult, runGit } from '../git/exec.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
-import { hasRefsUnder } from '../git/shallow.js';
 import {
   isStorageFailure,
   remoteStorageFailure,
@@ -9,15 +8,23 @@ import {
   storageFailure,
 } from '../git/storage-failure.js';
 import { Backoff } from '../util/backoff.js';
-import type { Cancellation } from '../util/cancel.js';
+import { type Cancellation, DEFAULT_GRACE_MS } from '../util/cancel.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import type { RefBackend, WriteIntent } from './backend.js';
 import { classifyPush, type PushVerdict, remoteMessages } from './push-outcome.js';
+import {
+  DEFAULT_NETWORK_TIMEOUT_MS,
+  type EarlyFetch,
+  FETCH,
+  listingFetch,
+  networkArgs,
+  networkGraceMs,
+  stopEarlyStateFetch,
+  takeEarlyStateFetch,
+  trackingRef,
+} from './state-fetch.js';
 
-/** Where fetched state refs are kept locally: `refs/nyl-remotes/<remote>/<ref without refs/>`. */
-export function trackingRef(remote: string, ref: string): string {
-  return `refs/nyl-remotes/${remote.replace(/[^A-Za-z0-9_.-]/g, '_')}/${ref.replace(/^refs\//, '')}`;
-}
+export { DEFAULT_NETWORK_TIMEOUT_MS, trackingRef };
 
 /** Bounds on every network call (docs/commands.md, "Network"). */
 export interface NetworkOptions {
@@ -26,7 +33,6 @@ export interface NetworkOptions {
   cancellation?: Cancellation;
 }
 
-export const DEFAULT_NETWORK_TIMEOUT_MS = 60_000;
 /** Pushes of one write: the first and up to two more after a push that surely did not land. */
 const MAX_PUSHES = 3;
 
@@ -49,12 +55,6 @@ export class RemoteBackend implements RefBackend {
     private readonly net: NetworkOptions = { timeoutMs: DEFAULT_NETWORK_TIMEOUT_MS },
   ) {}
 
-  /** `-c` settings that make git itself give up on a stalled HTTP transfer. */
-  private networkArgs(): string[] {
-    const lowSpeedSecs = Math.max(1, Math.min(20, Math.floor(this.timeout() / 2000)));
-    return ['-c', 'http.lowSpeedLimit=1000', '-c', `http.lowSpeedTime=${lowSpeedSecs}`];
-  }
-
   /** The bound of the next call: the configured one, or what is left of the cancel grace window. */
   private timeout(): number {
     const left = this.net.cancellation?.remainingMs();
@@ -63,11 +63,11 @@ export class RemoteBackend implements RefBackend {
 
   private network(args: string[], guarded = false) {
     this.roundTrips++;
-    return runGit([...this.networkArgs(), ...args], {
+    return runGit([...networkArgs(this.timeout()), ...args], {
       cwd: this.repo.root,
       timeoutMs: this.timeout(),
       cancellation: this.net.cancellation,
-      cancelGraceMs: Math.min(2_000, (this.net.cancellation?.graceMs ?? 2_000) / 3),
+      cancelGraceMs: networkGraceMs(this.net.cancellation?.graceMs),
       guarded,
     });
   }
@@ -116,18 +116,16 @@ export class RemoteBackend implements RefBackend {
 
   private async fetchListing(prefix: string): Promise<Map<string, string>> {
     const track = trackingRef(this.remote, prefix);
-    // Tips only when this clone holds none of these refs yet (a fresh runner): the fetch does not
-    // grow with history. A clone that has them fetches what changed since (a depth fetch would
-    // ask the server again even when nothing changed, one more round trip).
-    const fresh = hasRefsUnder(this.repo.commonDir, [track, prefix]) === false;
-    const fetch = () =>
-      this.fetch(['--prune', ...(fresh ? ['--depth=1'] : []), this.remote, `+${prefix}/*:${track}/*`]);
-    let r = await fetch();
+    const early = await this.earlyFetch(prefix);
+    // Decided before any fetch of this process ran (the early one's, if it is taken).
+    const args = early?.listing ?? listingFetch(this.repo.commonDir, this.remote, prefix);
+    const fresh = args.includes('--depth=1');
+    let r = await this.fetch(args, early?.result);
     // Another nyl in the same clone (`nyl runs` while a reconcile runs) updated the tracking refs
     // between this fetch's read and its write: what it fetched is there; fetch again to read it.
     // A lock the disk refused is no such race: fetching again would meet the same disk.
     const raced = () => /cannot lock ref/.test(r.stderr) && !this.storageTrouble(r);
-    for (let i = 0; i < 3 && r.code !== 0 && raced(); i++) r = await fetch();
+    for (let i = 0; i < 3 && r.code !== 0 && raced(); i++) r = await this.fetch(args);
     // git ends a depth fetch that matched no ref with exit 1 and not a word: no state yet.
     if (r.code !== 0 && !(fresh && r.code === 1 && !r.ended && !/^(fatal|error):/m.test(r.stderr))) {
       // This clone could not store what it fetched: the remote answered.
@@ -150,25 +148,28 @@ export class RemoteBackend implements RefBackend {
     return r.ended ? undefined : storageCodeInFetch(r.stderr, this.repo.commonDir, r.signal);
   }
 
+  /** The state fetch of `prefix` the CLI started before nyl was loaded, if it is this one (state-fetch.ts). */
+  private earlyFetch(prefix: string): Promise<EarlyFetch | undefined> {
+    // The configured bound (not what a cancel has left of it): the early fetch was started with it.
+    const spec = {
+      remote: this.remote,
+      prefix,
+      timeoutMs: this.net.timeoutMs,
+      graceMs: this.net.cancellation?.graceMs ?? DEFAULT_GRACE_MS,
+    };
+    return takeEarlyStateFetch(this.repo.commonDir, spec, this.net.cancellation);
+  }
+
   /**
-   * One fetch that keeps what it receives as a pack (git unpacks fewer than 100 objects into loose
-   * files otherwise) and leaves gc to `objectsAdded`. Two nyl commands fetching shallow into one
-   * clone at once can meet on git's `shallow.lock`: the loser fetches again once (not when the lock
-   * could not be made for want of room: that is no race).
+   * One fetch (state-fetch.ts's FETCH), or what the one started `early` ended with. Two nyl
+   * commands fetching shallow into one clone at once can meet on git's `shallow.lock`: the loser
+   * fetches again once (not when the lock could not be made for want of room: that is no race).
    */
-  private async fetch(args: string[]) {
-    const run = () =>
-      this.network([
-        '-c',
-        'fetch.unpackLimit=1',
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-write-fetch-head',
-        '--no-auto-gc',
-        ...args,
-      ]);
-    let r = await run();
+  private async fetch(args: string[], early?: GitResult) {
+    const run = () => this.network([...FETCH, ...args]);
+    // An early fetch no one took must not run beside this one (git's locks); it was a round trip all the same.
+    if (early || (await stopEarlyStateFetch())) this.roundTrips++;
+    let r = early ?? (await run());
     if (r.code !== 0 && !r.ended && /shallow\.lock/.test(r.stderr) && !this.storageTrouble(r)) {
       await new Backoff().wait({ cancellation: this.net.cancellation });
       r = await run();

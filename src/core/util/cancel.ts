@@ -1,3 +1,6 @@
+/** How long a cancelled command lets its work finish, by default (--cancel-grace). */
+export const DEFAULT_GRACE_MS = 30_000;
+
 /** A cancellation request carrying the signal received, forwarded to every running tool. */
 export class Cancellation {
   private listeners = new Set<(signal: NodeJS.Signals) => void>();
@@ -5,7 +8,7 @@ export class Cancellation {
   /** When the cancel arrived (epoch ms): the grace window runs from here. */
   at: number | undefined;
 
-  constructor(readonly graceMs: number = 30_000) {}
+  constructor(readonly graceMs: number = DEFAULT_GRACE_MS) {}
 
   get requested(): boolean {
     return this.signal !== undefined;

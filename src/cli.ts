@@ -7,13 +7,31 @@ import { stopEarlyStateFetch } from './core/state/state-fetch.js';
  * Every way out ends every child nyl started and exits, once what was printed is written: a
  * stray handle (a reader process, a timer) must never keep a finished nyl waiting. A state
  * fetch started early and never taken is ended first the way git cleans up after (its locks).
+ * The first way out decides the exit code.
  */
-async function exit(code: number): Promise<void> {
-  await stopEarlyStateFetch();
-  endAll();
-  removeWorkdir();
+let exiting = false;
+function exit(code: number): void {
+  if (exiting) return;
+  exiting = true;
   process.exitCode = code;
-  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+  void stoppingEarlyFetch().then(() => {
+    endAll();
+    removeWorkdir();
+    process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+  });
+}
+
+/** Stops an early fetch no one took; a signal meanwhile ends it (and every child) at once. */
+async function stoppingEarlyFetch(): Promise<void> {
+  const hurry = () => endAll();
+  process.on('SIGINT', hurry);
+  process.on('SIGTERM', hurry);
+  try {
+    await stopEarlyStateFetch();
+  } finally {
+    process.off('SIGINT', hurry);
+    process.off('SIGTERM', hurry);
+  }
 }
 
 function internal(e: unknown): void {
@@ -21,7 +39,7 @@ function internal(e: unknown): void {
     `error NYL-INTERNAL\n  unexpected failure: ${(e as Error)?.message ?? String(e)}\n  fix: this is a bug in nyl; report it with the command you ran (set NYL_DEBUG=1 for details)\n`,
   );
   if (process.env.NYL_DEBUG) process.stderr.write(`${(e as Error)?.stack}\n`);
-  void exit(1);
+  exit(1);
 }
 
 process.on('uncaughtException', internal);
@@ -33,10 +51,11 @@ let phase: 'loading' | 'main' | 'ending' = 'loading';
 const beforeMain = (signal: NodeJS.Signals) => {
   if (phase !== 'loading') return;
   phase = 'ending';
-  void stopEarlyStateFetch().then(() => {
+  const stopped = stoppingEarlyFetch(); // listens for a second signal from here on
+  process.off('SIGINT', beforeMain);
+  process.off('SIGTERM', beforeMain);
+  void stopped.then(() => {
     endAll();
-    process.off('SIGINT', beforeMain);
-    process.off('SIGTERM', beforeMain);
     process.kill(process.pid, signal);
   });
 };

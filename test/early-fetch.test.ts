@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { earlyFetchSpec, gitDirAbove } from '../src/cli/early-fetch.js';
+import { earlyFetchSpec, gitDirAbove, mayMoveState } from '../src/cli/early-fetch.js';
 import { CLI, command, ENV_DEV, git, makeRepo, nyl, nylJson, sleep, startNyl, tempDir } from './helpers/repo.js';
 
 type Rows = { rows: { unit: string; result: string }[] };
@@ -58,6 +58,18 @@ describe('what a command line says of its first fetch', () => {
     ])
       expect(spec(argv), argv.join(' ')).toBeUndefined();
     expect(spec(['status', '-e', 'dev'], { NYL_NETWORK_TIMEOUT: 'soon' })).toBeUndefined();
+  });
+});
+
+describe('a configuration that may keep the state elsewhere', () => {
+  it('is read from the work tree: nyl.yaml or the --config file; a --config folder counts as one', () => {
+    const plain = makeRepo({ 'nyl.yaml': ENV_DEV, 'other.yaml': `${ENV_DEV}coordinationRefPrefix: refs/x\n` });
+    expect(mayMoveState(plain, plain, ['status', '-e', 'dev'])).toBe(false);
+    expect(mayMoveState(plain, plain, ['status', '-e', 'dev', '--config', 'other.yaml'])).toBe(true);
+    expect(mayMoveState(plain, plain, ['status', '-e', 'dev', '--config=other.yaml'])).toBe(true);
+    expect(mayMoveState(plain, plain, ['status', '-e', 'dev', '--config', '.'])).toBe(true);
+    const moved = makeRepo({ 'nyl.yml': `${ENV_DEV}coordinationRefPrefix: refs/x\n` });
+    expect(mayMoveState(moved, moved, ['status', '-e', 'dev'])).toBe(true);
   });
 });
 
@@ -147,15 +159,13 @@ describe('the early fetch, taken over', () => {
     expect(r.stdout).toMatch(/^a +Command +current/m);
   });
 
-  it('is not taken when the configuration puts the state elsewhere: one fetch more, the right state read', async () => {
+  it('is not started when the work tree’s configuration puts the state elsewhere: one fetch, the right state read', async () => {
     const custom = config.replace('name: dev\n', 'name: dev\ncoordinationRefPrefix: refs/deploy\n');
     const clone = await cloneWithState(custom);
-    // The default prefix holds refs too (an older layout): the early fetch finds something to fetch.
-    const bare = git(clone, 'remote', 'get-url', 'origin').replace(/^file:\/\//, '');
-    git(bare, 'update-ref', 'refs/nyl/dev/old', git(bare, 'rev-parse', 'refs/deploy/dev/desired'));
     const r = await gitCommands(clone, ['status', '-e', 'dev']);
     expect(r.code).toBe(0);
-    expect(r.commands.filter((c) => c === 'fetch')).toEqual(['fetch', 'fetch']);
+    expect(r.commands.filter((c) => c === 'fetch')).toEqual(['fetch']);
+    expect(r.commands[0]).toBe('rev-parse');
     const { json } = await nylJson<Rows>(clone, ['status', '-e', 'dev']);
     expect(json.rows.map((u) => u.result)).toEqual(['current', 'current']);
     expect(git(clone, 'for-each-ref', '--format=%(refname)', 'refs/nyl-remotes/origin/deploy/dev')).not.toBe('');
@@ -201,6 +211,18 @@ const logOf = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n'
 describe('an early fetch no one takes', () => {
   const config = ENV_DEV + command('a', 'true');
 
+  it('is ended before the command’s own fetch starts (two at once would meet on git’s locks)', async () => {
+    // The commit keeps the state under refs/deploy; the work tree does not say so (edited, not committed).
+    const custom = config.replace('name: dev\n', 'name: dev\ncoordinationRefPrefix: refs/deploy\n');
+    const clone = await cloneWithState(custom);
+    writeFileSync(join(clone, 'nyl.yaml'), config);
+    const shim = slowFetchGit(2);
+    const r = await nyl(clone, ['status', '-e', 'dev'], { PATH: shim.path });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^a +Command +current/m);
+    expect(logOf(shim.log)).toEqual(['start', 'TERM', 'start', 'done']);
+  });
+
   it('is ended with SIGTERM (git removes its locks on it), not SIGKILL, when the command stops first', async () => {
     const clone = await cloneWithState(config);
     const shim = slowFetchGit(5);
@@ -210,6 +232,32 @@ describe('an early fetch no one takes', () => {
     expect(r.ms).toBeLessThan(4_000);
     expect(logOf(shim.log)).toEqual(['start', 'TERM']);
   });
+
+  it('with real git: a depth fetch ended mid-transfer leaves no shallow.lock, and the next command fetches', async () => {
+    const src = makeRepo({ 'nyl.yaml': config });
+    const bare = tempDir('nyl-bare-');
+    git(bare, 'init', '-q', '--bare');
+    git(src, 'push', '-q', bare, 'HEAD:main');
+    // 40 MB under the environment's refs: the fetch is still receiving when the command stops.
+    const blob = execFileSync('sh', ['-c', 'head -c 40000000 /dev/urandom | git hash-object -w --stdin'], {
+      cwd: bare,
+      encoding: 'utf8',
+    }).trim();
+    const tree = execFileSync('git', ['mktree'], {
+      cwd: bare,
+      input: `100644 blob ${blob}\tbig\n`,
+      encoding: 'utf8',
+    }).trim();
+    const commit = git(bare, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'big');
+    git(bare, 'update-ref', 'refs/nyl/dev/big', commit);
+    const clone = tempDir('nyl-clone-');
+    git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
+    const r = await nyl(clone, ['status', '-e', 'dev', '--no-such-option']);
+    expect(r.code).toBe(1);
+    expect(existsSync(join(clone, '.git', 'shallow.lock'))).toBe(false);
+    const next = await nyl(clone, ['status', '-e', 'dev', '--json']);
+    expect(next.stderr).not.toContain('shallow.lock');
+  }, 60_000);
 
   it('a signal while nyl loads ends it the same way, and nyl dies of the signal', async () => {
     const clone = await cloneWithState(config);

@@ -1,5 +1,5 @@
-import { realpathSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import {
   DEFAULT_NETWORK_TIMEOUT_MS,
   DEFAULT_PREFIX,
@@ -29,12 +29,14 @@ const GIT_LOCATION = [
   'GIT_DISCOVERY_ACROSS_FILESYSTEM',
 ];
 const REMOTE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$/;
+/** Where the configuration is when --config does not say (config/load.ts's DEFAULT_FILES). */
+const DEFAULT_FILES = ['nyl.yaml', 'nyl.yml'];
 
 export function startEarlyFetch(argv: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): void {
   try {
     const spec = earlyFetchSpec(argv, env);
     const gitDir = spec && gitDirAbove(cwd, env);
-    if (spec && gitDir) startEarlyStateFetch(cwd, gitDir, spec);
+    if (spec && gitDir && !mayMoveState(dirname(gitDir), cwd, argv)) startEarlyStateFetch(cwd, gitDir, spec);
   } catch {
     // A head start, no more: whatever stops it leaves the command to fetch as it always does.
   }
@@ -96,3 +98,22 @@ const isGitDir = (dir: string) =>
   fileKind(join(dir, 'HEAD')) === 'file' &&
   fileKind(join(dir, 'objects')) === 'dir' &&
   fileKind(join(dir, 'refs')) === 'dir';
+
+/**
+ * Whether the configuration may keep the state under another prefix than the default one
+ * (`coordinationRefPrefix`), read from the work tree as a guess (nyl reads the commit): then no
+ * early fetch, which the command would not take. A folder given with --config is not read: the
+ * same answer.
+ */
+export function mayMoveState(root: string, cwd: string, argv: string[]): boolean {
+  const at = argv.findIndex((w) => w === '--config' || w.startsWith('--config='));
+  const word = argv[at] ?? '';
+  const given = at < 0 ? undefined : word.startsWith('--config=') ? word.slice(9) : (argv[at + 1] ?? '');
+  const files = given === undefined ? DEFAULT_FILES.map((f) => join(root, f)) : [resolve(cwd, given)];
+  for (const file of files) {
+    const kind = fileKind(file);
+    if (kind === 'dir') return true;
+    if (kind === 'file' && readFileSync(file, 'utf8').includes('coordinationRefPrefix')) return true;
+  }
+  return false;
+}

@@ -1,7 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { type GitResult, runGit } from '../git/exec.js';
 import { hasRefsUnder } from '../git/shallow.js';
-import { signalGroup } from '../proc/children.js';
 import { Cancellation } from '../util/cancel.js';
 
 /**
@@ -82,7 +81,9 @@ interface Pending {
   listing: string[];
   result: Promise<GitResult | undefined>;
   cancel: Cancellation;
+  /** Its process group while it runs; cleared once git closed (the id may name another process then). */
   pid?: number;
+  settled?: boolean;
 }
 let early: Pending | undefined;
 
@@ -109,7 +110,12 @@ export function startEarlyStateFetch(cwd: string, gitDir: string, spec: EarlyFet
     started: (pid) => {
       pending.pid = pid;
     },
-  }).catch(() => undefined);
+  })
+    .catch(() => undefined)
+    .finally(() => {
+      pending.settled = true;
+      pending.pid = undefined;
+    });
   early = pending;
 }
 
@@ -146,15 +152,26 @@ export async function stopEarlyStateFetch(): Promise<boolean> {
   const e = early;
   if (!e) return false;
   early = undefined;
-  signalGroup(e.pid, 'SIGTERM');
+  if (e.settled) return true;
+  signalGroupOf(e, 'SIGTERM');
   let timer: NodeJS.Timeout | undefined;
-  const gone = await Promise.race([
-    e.result.then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), 1_000);
+  await Promise.race([
+    e.result,
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, 1_000);
     }),
   ]);
   clearTimeout(timer);
-  if (!gone) signalGroup(e.pid, 'SIGKILL');
+  signalGroupOf(e, 'SIGKILL');
   return true;
+}
+
+/** Signals the fetch's process group while it runs, never a process that took its id since. */
+function signalGroupOf(e: Pending, signal: NodeJS.Signals): void {
+  if (e.settled || e.pid === undefined) return;
+  try {
+    process.kill(-e.pid, signal);
+  } catch {
+    /* gone */
+  }
 }

@@ -1,5 +1,5 @@
 import { startEarlyFetch } from './cli/early-fetch.js';
-import { endAll } from './core/proc/children.js';
+import { endAll, endGently } from './core/proc/children.js';
 import { removeWorkdir } from './core/proc/workdir.js';
 import { stopEarlyStateFetch } from './core/state/state-fetch.js';
 
@@ -14,20 +14,24 @@ function exit(code: number): void {
   if (exiting) return;
   exiting = true;
   process.exitCode = code;
-  void stoppingEarlyFetch().then(() => {
+  void endingFetches().then(() => {
     endAll();
     removeWorkdir();
     process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   });
 }
 
-/** Stops an early fetch no one took; a signal meanwhile ends it (and every child) at once. */
-async function stoppingEarlyFetch(): Promise<void> {
+/**
+ * Stops an early fetch no one took, and ends the fetches still running the way git cleans up
+ * after (their locks); a signal meanwhile ends them (and every child) at once.
+ */
+async function endingFetches(): Promise<void> {
   const hurry = () => endAll();
   process.on('SIGINT', hurry);
   process.on('SIGTERM', hurry);
   try {
     await stopEarlyStateFetch();
+    await endGently();
   } finally {
     process.off('SIGINT', hurry);
     process.off('SIGTERM', hurry);
@@ -51,7 +55,7 @@ let phase: 'loading' | 'main' | 'ending' = 'loading';
 const beforeMain = (signal: NodeJS.Signals) => {
   if (phase !== 'loading') return;
   phase = 'ending';
-  const stopped = stoppingEarlyFetch(); // listens for a second signal from here on
+  const stopped = endingFetches(); // listens for a second signal from here on
   process.off('SIGINT', beforeMain);
   process.off('SIGTERM', beforeMain);
   void stopped.then(() => {

@@ -6,10 +6,11 @@
  * hostile-network.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { earlyFetchSpec, gitDirAbove, mayMoveState } from '../src/cli/early-fetch.js';
+import { lockLeftBehind } from '../src/core/git/lock-file.js';
 import { CLI, command, ENV_DEV, git, makeRepo, nyl, nylJson, sleep, startNyl, tempDir } from './helpers/repo.js';
 
 type Rows = { rows: { unit: string; result: string }[] };
@@ -208,6 +209,31 @@ exec ${real} "$@"
 }
 const logOf = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
 
+/**
+ * A fresh clone (main only) of a remote whose `main` holds `config` and whose dev state refs hold
+ * 40 MB: a depth fetch of them is still receiving (and holds `shallow.lock`) well after nyl starts.
+ */
+function bigStateClone(config: string): string {
+  const src = makeRepo({ 'nyl.yaml': config });
+  const bare = tempDir('nyl-bare-');
+  git(bare, 'init', '-q', '--bare');
+  git(src, 'push', '-q', bare, 'HEAD:main');
+  const blob = execFileSync('sh', ['-c', 'head -c 40000000 /dev/urandom | git hash-object -w --stdin'], {
+    cwd: bare,
+    encoding: 'utf8',
+  }).trim();
+  const tree = execFileSync('git', ['mktree'], {
+    cwd: bare,
+    input: `100644 blob ${blob}\tbig\n`,
+    encoding: 'utf8',
+  }).trim();
+  const commit = git(bare, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'big');
+  git(bare, 'update-ref', 'refs/nyl/dev/big', commit);
+  const clone = tempDir('nyl-clone-');
+  git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
+  return clone;
+}
+
 describe('an early fetch no one takes', () => {
   const config = ENV_DEV + command('a', 'true');
 
@@ -234,29 +260,20 @@ describe('an early fetch no one takes', () => {
   });
 
   it('with real git: a depth fetch ended mid-transfer leaves no shallow.lock, and the next command fetches', async () => {
-    const src = makeRepo({ 'nyl.yaml': config });
-    const bare = tempDir('nyl-bare-');
-    git(bare, 'init', '-q', '--bare');
-    git(src, 'push', '-q', bare, 'HEAD:main');
-    // 40 MB under the environment's refs: the fetch is still receiving when the command stops.
-    const blob = execFileSync('sh', ['-c', 'head -c 40000000 /dev/urandom | git hash-object -w --stdin'], {
-      cwd: bare,
-      encoding: 'utf8',
-    }).trim();
-    const tree = execFileSync('git', ['mktree'], {
-      cwd: bare,
-      input: `100644 blob ${blob}\tbig\n`,
-      encoding: 'utf8',
-    }).trim();
-    const commit = git(bare, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'big');
-    git(bare, 'update-ref', 'refs/nyl/dev/big', commit);
-    const clone = tempDir('nyl-clone-');
-    git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
+    const clone = bigStateClone(config);
     const r = await nyl(clone, ['status', '-e', 'dev', '--no-such-option']);
     expect(r.code).toBe(1);
     expect(existsSync(join(clone, '.git', 'shallow.lock'))).toBe(false);
     const next = await nyl(clone, ['status', '-e', 'dev', '--json']);
     expect(next.stderr).not.toContain('shallow.lock');
+  }, 60_000);
+
+  it('with real git: a configuration error while the fetch it took is still receiving leaves no shallow.lock', async () => {
+    const clone = bigStateClone(config.replace('run: "true"', 'run: "true"\n  bogusField: 1'));
+    const r = await nyl(clone, ['status', '-e', 'dev']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error NYL-CONFIG-FIELD');
+    expect(existsSync(join(clone, '.git', 'shallow.lock'))).toBe(false);
   }, 60_000);
 
   it('a signal while nyl loads ends it the same way, and nyl dies of the signal', async () => {
@@ -290,5 +307,37 @@ describe('signals once nyl has answered', () => {
     ].join('\n');
     const out = execFileSync('python3', ['-c', script, CLI], { encoding: 'utf8' }).trim();
     expect(out).toBe('-15');
+  });
+});
+
+describe('a lock file git left in the clone', () => {
+  it('is named with the fix (remove it once no git runs), not taken for an unreachable remote', async () => {
+    const clone = await cloneWithState(ENV_DEV + command('a', 'true'));
+    const lock = join(realpathSync(join(clone, '.git')), 'shallow.lock');
+    writeFileSync(lock, '');
+    const r = await nyl(clone, ['status', '-e', 'dev']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error NYL-GIT-LOCKED (${lock})`);
+    expect(r.stderr).toContain(`could not fetch from remote origin: git's lock file ${lock} is there already`);
+    expect(r.stderr).toContain(`remove it (\`rm ${lock}\`) and run the command again`);
+    expect(r.stderr).not.toContain('NYL-REMOTE-UNREACHABLE');
+    rmSync(lock);
+    expect((await nyl(clone, ['status', '-e', 'dev'])).code).toBe(0);
+  });
+
+  it('is one of this clone’s, named by git’s words', () => {
+    const gitDir = '/w/app/.git';
+    const ref =
+      "error: cannot lock ref 'refs/nyl-remotes/origin/nyl/dev/lease': Unable to create '/w/app/.git/refs/nyl-remotes/origin/nyl/dev/lease.lock': File exists.";
+    expect(lockLeftBehind(ref, gitDir, '/w/app')).toBe('/w/app/.git/refs/nyl-remotes/origin/nyl/dev/lease.lock');
+    expect(lockLeftBehind("fatal: Unable to create '.git/shallow.lock': File exists.", gitDir, '/w/app')).toBe(
+      '/w/app/.git/shallow.lock',
+    );
+    expect(
+      lockLeftBehind("fatal: Unable to create '/srv/other/.git/shallow.lock': File exists.", gitDir, '/w/app'),
+    ).toBeUndefined();
+    expect(
+      lockLeftBehind("fatal: Unable to create '/w/app/.git/shallow.lock': No space left on device", gitDir, '/w/app'),
+    ).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runPlanAction}from"../chunks/chunk-DQ2Y3JSE.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-YN7TKYAB.js";import"../chunks/chunk-63T6PXPV.js";import"../chunks/chunk-CA2OH6LW.js";import"../chunks/chunk-BL25NZUO.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runPlanAction();
+import{runPlanAction}from"../chunks/chunk-MUEOC6MK.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-QFCOVX7I.js";import"../chunks/chunk-OXUB5TMI.js";import"../chunks/chunk-XTTMZWYY.js";import"../chunks/chunk-ILV667NV.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runPlanAction();

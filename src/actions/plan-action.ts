@@ -4,7 +4,7 @@ import { listEnvironments } from '../core/ops/environments.js';
 import { plan } from '../core/ops/plan.js';
 import type { RunReport } from '../core/ops/report.js';
 import { openWorkspace } from '../core/ops/workspace.js';
-import { endAll } from '../core/proc/children.js';
+import { endAll, endGently } from '../core/proc/children.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem, worstExit } from '../core/util/errors.js';
@@ -73,6 +73,7 @@ export async function runPlanAction(): Promise<void> {
     if (e instanceof NylError) annotate(e.problems);
     core.setFailed(msg);
   } finally {
+    await endGently();
     endAll();
     removeWorkdir();
   }

@@ -8,7 +8,7 @@ import { recover } from '../core/ops/recover.js';
 import type { OpReport, RunReport } from '../core/ops/report.js';
 import { verify } from '../core/ops/verify.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
-import { endAll } from '../core/proc/children.js';
+import { endAll, endGently } from '../core/proc/children.js';
 import { configureWatchdog, watchdogStateFile } from '../core/proc/watchdog.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
 import { setCurrentJob } from '../core/state/lease.js';
@@ -215,6 +215,7 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     ctx?.repo.close();
+    await endGently();
     endAll();
     removeWorkdir();
   }

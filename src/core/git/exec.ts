@@ -27,6 +27,8 @@ export interface GitRunOptions {
   guarded?: boolean;
   /** Told the process (group) id once git started. */
   started?: (pid: number | undefined) => void;
+  /** Holds git's lock files while it runs (a fetch): on the way out it gets SIGTERM first (endGently). */
+  endGently?: boolean;
 }
 
 /** Keeps git from prompting or paging; a prompt on a runner hangs the job. */
@@ -59,6 +61,7 @@ export function runGit(args: string[], opts: GitRunOptions): Promise<GitResult> 
       env: gitEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],
       guarded: opts.guarded ? 'git' : undefined,
+      endGently: opts.endGently,
     });
     opts.started?.(child.pid);
     const out: Buffer[] = [];

@@ -8,6 +8,8 @@ import { guard, release } from './watchdog.js';
  * guarded ones even when nyl is killed.
  */
 const live = new Set<ChildProcess>();
+/** Children that hold git's lock files while they run (fetches): ended with SIGTERM first (endGently). */
+const gentle = new Set<ChildProcess>();
 /** Groups of tools the tool helper started (spawner.ts): not nyl's children, ended the same way. */
 const liveGroups = new Set<number>();
 
@@ -22,19 +24,40 @@ export function dropGroup(pgid: number): void {
 export function spawnGroup(
   cmd: string,
   args: string[],
-  opts: SpawnOptions & { guarded?: 'tool' | 'git'; stopSignal?: NodeJS.Signals },
+  opts: SpawnOptions & { guarded?: 'tool' | 'git'; stopSignal?: NodeJS.Signals; endGently?: boolean },
 ): ChildProcess {
-  const { guarded, stopSignal, ...spawnOpts } = opts;
+  const { guarded, stopSignal, endGently: soft, ...spawnOpts } = opts;
   const child = spawn(cmd, args, { ...spawnOpts, detached: true });
   const pid = child.pid;
   if (pid === undefined) return child; // it failed to start: its 'error' event says why
   live.add(child);
+  if (soft) gentle.add(child);
   if (guarded) guard(pid, stopSignal, guarded);
   child.once('exit', () => {
     live.delete(child);
+    gentle.delete(child);
     if (guarded) release(pid);
   });
   return child;
+}
+
+/**
+ * Ends the children spawned `endGently` that still run with SIGTERM, on which git removes its
+ * lock files (a depth fetch's `shallow.lock`: a SIGKILL leaves it, and every later fetch of the
+ * clone fails), and waits up to `ms` for them to go: the step before endAll on the way out.
+ */
+export async function endGently(ms = 1_000): Promise<void> {
+  const running = [...gentle].filter((c) => c.exitCode === null && c.signalCode === null);
+  if (!running.length) return;
+  for (const c of running) signalGroup(c.pid, 'SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(running.map((c) => new Promise((resolve) => c.once('exit', resolve)))),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** Signals a child's whole process group; quiet when it is gone. */

@@ -1,4 +1,5 @@
 import { type GitResult, runGit } from '../git/exec.js';
+import { gitLocked, lockLeftBehind } from '../git/lock-file.js';
 import type { GitRepo, RefUpdate } from '../git/repo.js';
 import {
   isStorageFailure,
@@ -61,14 +62,14 @@ export class RemoteBackend implements RefBackend {
     return left === undefined ? this.net.timeoutMs : Math.max(500, Math.min(this.net.timeoutMs, left));
   }
 
-  private network(args: string[], guarded = false) {
+  private network(args: string[], how: { guarded?: boolean; endGently?: boolean } = {}) {
     this.roundTrips++;
     return runGit([...networkArgs(this.timeout()), ...args], {
       cwd: this.repo.root,
       timeoutMs: this.timeout(),
       cancellation: this.net.cancellation,
       cancelGraceMs: networkGraceMs(this.net.cancellation?.graceMs),
-      guarded,
+      ...how,
     });
   }
 
@@ -131,6 +132,8 @@ export class RemoteBackend implements RefBackend {
       // This clone could not store what it fetched: the remote answered.
       const full = this.storageTrouble(r);
       if (full) throw storageFailure(this.repo.commonDir, full, `what it fetched from remote ${this.remote}`);
+      const lock = r.ended ? undefined : lockLeftBehind(r.stderr, this.repo.commonDir, this.repo.root);
+      if (lock) throw gitLocked(lock, this.repo.root, `could not fetch from remote ${this.remote}`);
       this.unreachable('fetch from', r);
     }
     const both = await this.repo.listRefs(track, prefix);
@@ -166,7 +169,7 @@ export class RemoteBackend implements RefBackend {
    * fetches again once (not when the lock could not be made for want of room: that is no race).
    */
   private async fetch(args: string[], early?: GitResult) {
-    const run = () => this.network([...FETCH, ...args]);
+    const run = () => this.network([...FETCH, ...args], { endGently: true });
     // An early fetch no one took must not run beside this one (git's locks); it was a round trip all the same.
     if (early || (await stopEarlyStateFetch())) this.roundTrips++;
     let r = early ?? (await run());
@@ -203,7 +206,7 @@ export class RemoteBackend implements RefBackend {
     const args = ['push', '--atomic', '--porcelain', '--no-verify', this.remote];
     for (const u of updates) args.push(u.new === undefined ? `:${u.ref}` : `${u.new}:${u.ref}`);
     for (const u of updates) args.push(`--force-with-lease=${u.ref}:${u.old ?? ''}`);
-    return this.network(args, true);
+    return this.network(args, { guarded: true });
   }
 
   async update(updates: RefUpdate[], intent?: WriteIntent): Promise<boolean> {

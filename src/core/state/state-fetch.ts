@@ -107,6 +107,7 @@ export function startEarlyStateFetch(cwd: string, gitDir: string, spec: EarlyFet
     timeoutMs: spec.timeoutMs,
     cancellation: cancel,
     cancelGraceMs: networkGraceMs(spec.graceMs),
+    endGently: true,
     started: (pid) => {
       pending.pid = pid;
     },

@@ -1,13 +1,12 @@
 import { startEarlyFetch } from './cli/early-fetch.js';
 import { endAll, endGently } from './core/proc/children.js';
 import { removeWorkdir } from './core/proc/workdir.js';
-import { stopEarlyStateFetch } from './core/state/state-fetch.js';
 
 /**
  * Every way out ends every child nyl started and exits, once what was printed is written: a
- * stray handle (a reader process, a timer) must never keep a finished nyl waiting. A state
- * fetch started early and never taken is ended first the way git cleans up after (its locks).
- * The first way out decides the exit code.
+ * stray handle (a reader process, a timer) must never keep a finished nyl waiting. Fetches still
+ * running are ended first the way git cleans up after (its locks). The first way out decides the
+ * exit code.
  */
 let exiting = false;
 function exit(code: number): void {
@@ -22,7 +21,7 @@ function exit(code: number): void {
 }
 
 /**
- * Stops an early fetch no one took, and ends the fetches still running the way git cleans up
+ * Ends the fetches still running (an early one no one took among them) the way git cleans up
  * after (their locks); a signal meanwhile ends them (and every child) at once.
  */
 async function endingFetches(): Promise<void> {
@@ -30,7 +29,6 @@ async function endingFetches(): Promise<void> {
   process.on('SIGINT', hurry);
   process.on('SIGTERM', hurry);
   try {
-    await stopEarlyStateFetch();
     await endGently();
   } finally {
     process.off('SIGINT', hurry);

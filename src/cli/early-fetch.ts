@@ -1,5 +1,6 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { DEFAULT_CONFIG_FILES } from '../core/config/default-files.js';
 import {
   DEFAULT_NETWORK_TIMEOUT_MS,
   DEFAULT_PREFIX,
@@ -29,8 +30,6 @@ const GIT_LOCATION = [
   'GIT_DISCOVERY_ACROSS_FILESYSTEM',
 ];
 const REMOTE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$/;
-/** Where the configuration is when --config does not say (config/load.ts's DEFAULT_FILES). */
-const DEFAULT_FILES = ['nyl.yaml', 'nyl.yml'];
 
 export function startEarlyFetch(argv: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): void {
   try {
@@ -109,7 +108,7 @@ export function mayMoveState(root: string, cwd: string, argv: string[]): boolean
   const at = argv.findIndex((w) => w === '--config' || w.startsWith('--config='));
   const word = argv[at] ?? '';
   const given = at < 0 ? undefined : word.startsWith('--config=') ? word.slice(9) : (argv[at + 1] ?? '');
-  const files = given === undefined ? DEFAULT_FILES.map((f) => join(root, f)) : [resolve(cwd, given)];
+  const files = given === undefined ? DEFAULT_CONFIG_FILES.map((f) => join(root, f)) : [resolve(cwd, given)];
   for (const file of files) {
     const kind = fileKind(file);
     if (kind === 'dir') return true;

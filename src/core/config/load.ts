@@ -9,6 +9,7 @@ import { promotionOf } from '../resolve/select.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import { validFast } from '../util/fast-validate.js';
 import '../util/zod.js';
+import { DEFAULT_CONFIG_FILES } from './default-files.js';
 import { readFast } from './fast-yaml.js';
 import { type Reference, scanReferences } from './references.js';
 import {
@@ -57,8 +58,6 @@ export interface Config {
   /** Names of unit documents that failed validation (not "undefined" for reference checks). */
   invalid: Set<string>;
 }
-
-const DEFAULT_FILES = ['nyl.yaml', 'nyl.yml'];
 
 /** Loads and validates configuration from a commit; every problem names file, line and field. */
 export async function loadConfig(
@@ -141,7 +140,7 @@ async function configFiles(repo: GitRepo, commit: string, opts: { config?: strin
       },
     );
   if (!opts.config) {
-    for (const f of DEFAULT_FILES) {
+    for (const f of DEFAULT_CONFIG_FILES) {
       const o = await repo.readObject(`${commit}:${f}`);
       if (o?.type === 'blob') return [f];
     }

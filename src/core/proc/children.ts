@@ -42,22 +42,25 @@ export function spawnGroup(
 }
 
 /**
- * Ends the children spawned `endGently` that still run with SIGTERM, on which git removes its
- * lock files (a depth fetch's `shallow.lock`: a SIGKILL leaves it, and every later fetch of the
- * clone fails), and waits up to `ms` for them to go: the step before endAll on the way out.
+ * Ends the children spawned `endGently` that still run (or those of them whose group is one of
+ * `pids`) with SIGTERM, on which git removes its lock files (a depth fetch's `shallow.lock`: a
+ * SIGKILL leaves it, and every later fetch of the clone fails), waits up to `ms` for them to go,
+ * and SIGKILLs what is left. A child that went is off the list: an id it had is never signalled.
  */
-export async function endGently(ms = 1_000): Promise<void> {
+export async function endGently(ms = 1_000, pids?: number[]): Promise<void> {
   const running = [...gentle].filter((c) => c.exitCode === null && c.signalCode === null);
-  if (!running.length) return;
-  for (const c of running) signalGroup(c.pid, 'SIGTERM');
+  const chosen = pids ? running.filter((c) => c.pid !== undefined && pids.includes(c.pid)) : running;
+  if (!chosen.length) return;
+  for (const c of chosen) signalGroup(c.pid, 'SIGTERM');
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    Promise.all(running.map((c) => new Promise((resolve) => c.once('exit', resolve)))),
+    Promise.all(chosen.map((c) => new Promise((resolve) => c.once('exit', resolve)))),
     new Promise((resolve) => {
       timer = setTimeout(resolve, ms);
     }),
   ]);
   clearTimeout(timer);
+  for (const c of chosen) if (gentle.has(c)) signalGroup(c.pid, 'SIGKILL');
 }
 
 /** Signals a child's whole process group; quiet when it is gone. */

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { type GitResult, runGit } from '../git/exec.js';
 import { hasRefsUnder } from '../git/shallow.js';
+import { endGently } from '../proc/children.js';
 import { Cancellation } from '../util/cancel.js';
 
 /**
@@ -81,9 +82,8 @@ interface Pending {
   listing: string[];
   result: Promise<GitResult | undefined>;
   cancel: Cancellation;
-  /** Its process group while it runs; cleared once git closed (the id may name another process then). */
+  /** Its process group (children.ts keeps it while it runs). */
   pid?: number;
-  settled?: boolean;
 }
 let early: Pending | undefined;
 
@@ -111,12 +111,7 @@ export function startEarlyStateFetch(cwd: string, gitDir: string, spec: EarlyFet
     started: (pid) => {
       pending.pid = pid;
     },
-  })
-    .catch(() => undefined)
-    .finally(() => {
-      pending.settled = true;
-      pending.pid = undefined;
-    });
+  }).catch(() => undefined);
   early = pending;
 }
 
@@ -124,7 +119,7 @@ export function startEarlyStateFetch(cwd: string, gitDir: string, spec: EarlyFet
  * The early fetch, taken over (once) when it is the one `spec` asks for in the repository at
  * `commonDir`, once it ended; a cancel of the command reaches it meanwhile. Undefined when there
  * is none, when git could not be started, or when it is another one (stopEarlyStateFetch ends
- * that one before the caller fetches: two fetches at once would meet on git's locks).
+ * that one before the caller fetches).
  */
 export async function takeEarlyStateFetch(
   commonDir: string,
@@ -144,35 +139,16 @@ export async function takeEarlyStateFetch(
 }
 
 /**
- * Ends an early fetch nobody took (the command failed first, fetches something else, or nyl
- * got a signal while loading): SIGTERM to its group, on which git removes its lock files
- * (`shallow.lock` of a depth fetch), then a second for it to go before SIGKILL. True when
- * there was one.
+ * Ends an early fetch nobody took (the command fetches something else first) the way
+ * children.ts ends every fetch on the way out (endGently: SIGTERM, on which git removes its lock
+ * files, a second to go, then SIGKILL), and waits for it: two fetches at once would meet on
+ * git's locks. True when there was one.
  */
 export async function stopEarlyStateFetch(): Promise<boolean> {
   const e = early;
   if (!e) return false;
   early = undefined;
-  if (e.settled) return true;
-  signalGroupOf(e, 'SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    e.result,
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, 1_000);
-    }),
-  ]);
-  clearTimeout(timer);
-  signalGroupOf(e, 'SIGKILL');
+  if (e.pid !== undefined) await endGently(1_000, [e.pid]);
+  await e.result;
   return true;
-}
-
-/** Signals the fetch's process group while it runs, never a process that took its id since. */
-function signalGroupOf(e: Pending, signal: NodeJS.Signals): void {
-  if (e.settled || e.pid === undefined) return;
-  try {
-    process.kill(-e.pid, signal);
-  } catch {
-    /* gone */
-  }
 }

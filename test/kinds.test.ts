@@ -310,8 +310,11 @@ function tfUnit(
 
 const fakeJson = (fake: unknown) => `${JSON.stringify(fake, null, 2)}\n`;
 
+/** The fake tool's behaviour is its module: a change to it is committed, as a change to a module is. */
 function writeFake(dir: string, module: string, fake: unknown): void {
   writeFileSync(join(dir, module, 'fake.json'), fakeJson(fake));
+  git(dir, 'add', '--', join(module, 'fake.json'));
+  git(dir, 'commit', '-q', '-m', `${module}: change`);
 }
 
 function tfState(dir: string, module: string, workspace = 'default'): Json {

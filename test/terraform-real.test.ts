@@ -274,7 +274,7 @@ output "token" {
   });
 
   it('nyl SIGKILLed during a local-exec: terraform’s group gets SIGINT within 1 s and is gone within the cancel grace; the state is not left locked; after lease break the unit converges', async () => {
-    const module = 'tf/slow';
+    const module = 'tf/sleeper'; // not `slow`: .gitignore's `slow` would keep the module out of the commit
     const dir = makeRepo({
       '.gitignore': GITIGNORE,
       'nyl.yaml': ENV_DEV + tfUnit('slow', { module, variables: { name: 'one' } }),

@@ -39,6 +39,14 @@ const buildReportSchema = () => {
     run: described(opt(str), 'The run that produced this result, when not this run'),
     receipt: described(opt(str), 'status: current, outdated, none, unknown, kept'),
     lastRun: described(opt(str), 'status: the run that last changed the unit'),
+    files: described(
+      opt(z.record(z.string(), str)),
+      'plan: the files the unit uses, by path relative to the repository root, with their git object ids in the source commit (part of its execution key)',
+    ),
+    filesChanged: described(
+      opt(z.array(str)),
+      'plan: the files whose content changed since the receipt, when that is why the unit executes',
+    ),
   });
 
   return described(

@@ -51,6 +51,8 @@ export interface UnitConfig {
 export interface Config {
   /** Commit the configuration was read from. */
   source: string;
+  /** That commit's tree: what the units' files are read from (resolve/unit-sources.ts). */
+  tree?: string;
   files: string[];
   environments: Map<string, { doc: EnvironmentDoc; at: Location; lineAt: (path: (string | number)[]) => number }>;
   groups: Map<string, { doc: EnvironmentGroupDoc; at: Location; lineAt: (path: (string | number)[]) => number }>;
@@ -86,13 +88,15 @@ export async function loadConfig(
     return { file, text: objects[i]?.body.toString('utf8') ?? '', ...(cached ? { cached } : {}) };
   });
   opts.beforeParse?.(sources);
-  return parseConfig(commit.oid, sources, {
+  const cfg = parseConfig(commit.oid, sources, {
     // A file whose documents were all read and validated by the fast path is kept as values.
     onValidated: (file, docs) => {
       const oid = objects[files.indexOf(file)]?.oid;
       if (oid && jsonExact(docs)) repo.derived.set('config', `${file}\0${oid}`, docs);
     },
   });
+  cfg.tree = commit.tree;
+  return cfg;
 }
 
 /**

@@ -138,6 +138,20 @@ const unitBase = {
 
 const script = () => z.string().check(z.minLength(1));
 
+const relPath = z.string().check(
+  z.minLength(1),
+  z.refine((p: string) => !p.startsWith('/') && !p.split('/').includes('..'), {
+    message: 'must be a path inside the repository (relative, without ..)',
+  }),
+);
+
+/** A path or glob of `files`: read from the source commit before anything runs, so an item's values only. */
+const filePattern = relPath.check(
+  z.refine((p: string) => !/\$\{\{(?!\s*each\.)/.test(p), {
+    message: 'can use ${{ each.* }} but not unit outputs: the files a unit uses are known before anything runs',
+  }),
+);
+
 export const CommandSpecSchema = z.strictObject({
   run: described(script(), 'bash script run in the repository root, in its own process group'),
   idempotent: described(z.optional(z.boolean()), 'true: safe to run again (converge recovery policy)'),
@@ -148,6 +162,10 @@ export const CommandSpecSchema = z.strictObject({
     'false: a failure waits for `nyl recover --retry` instead of running again (default true)',
   ),
   destroy: described(z.optional(script()), 'teardown script'),
+  files: described(
+    z.optional(z.array(filePattern).check(z.minLength(1))),
+    'Files the scripts use, paths or globs relative to the repository root: a change to any of them in the source commit executes the unit (default: the repository file each script starts with)',
+  ),
 });
 
 export const CommandSchema = described(
@@ -157,13 +175,6 @@ export const CommandSchema = described(
     spec: CommandSpecSchema,
   }),
   'A unit that runs a bash script',
-);
-
-const relPath = z.string().check(
-  z.minLength(1),
-  z.refine((p: string) => !p.startsWith('/') && !p.split('/').includes('..'), {
-    message: 'must be a path inside the repository (relative, without ..)',
-  }),
 );
 
 /** OpenTofu and Terraform share one spec; only the default binary differs. */

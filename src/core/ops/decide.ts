@@ -1,12 +1,20 @@
 import type { RecoveryPolicy } from '../drivers/driver.js';
-import type { DesiredUnit } from '../resolve/desired.js';
+import { pathsText } from '../files/source-files.js';
+import { changeSince, type DesiredUnit, keyMatch } from '../resolve/desired.js';
 import type { ObservedUnit } from '../state/documents.js';
 
 export type Why = 'new' | 'changed' | 'retry' | 'recover' | 'drift' | 'reapply';
 
+/** Why a changed unit executes, when its receipt recorded its files: which of them changed, and whether its document did too. */
+export interface Change {
+  files: string[];
+  document: boolean;
+}
+
 export type Decision =
-  | { action: 'execute'; why: Why; approvedBy?: 'approve' | 'plan' }
-  | { action: 'current' }
+  | { action: 'execute'; why: Why; approvedBy?: 'approve' | 'plan'; change?: Change }
+  /** `adopt`: its receipt is of a nyl before file keys and of the same document: the identities are recorded, nothing runs. */
+  | { action: 'current'; adopt?: true }
   /** Uncertain, and the kind can observe its effects: ask the driver before deciding. */
   | { action: 'inspect' }
   /** A condition that waits for an operator (`nyl recover`). */
@@ -52,7 +60,7 @@ export function decide(
   const name = desired.name;
   if (observed?.hold) return { action: 'held', reason: `held by ${observed.hold.by}: ${observed.hold.reason}` };
   const c = observed?.condition;
-  const execute = (why: Why): Decision => {
+  const execute = (why: Why, change?: Change): Decision => {
     // After a native repair (nyl exec) the first execution needs the plan approved by its token.
     if (observed?.approvalRequired && !opts.planApproved)
       return { action: 'awaiting-approval', why, reason: observed.approvalRequired.reason };
@@ -60,6 +68,7 @@ export function decide(
       action: 'execute',
       why,
       ...(opts.planApproved && observed?.approvalRequired ? { approvedBy: 'plan' as const } : {}),
+      ...(change ? { change } : {}),
     };
   };
   const unsafe = (why: Why, reason: string): Decision => {
@@ -76,11 +85,12 @@ export function decide(
   if (c?.state === 'failed') {
     if (c.retryable !== false || opts.retry?.has(name)) return execute('retry');
     // A non-retryable failure waits for `nyl recover --retry`, unless what failed has changed since.
-    if (c.executionKey && c.executionKey !== desired.executionKey) return execute('changed');
+    if (c.executionKey && keyMatch(desired, c.executionKey, undefined) === 'different') return execute('changed');
     return { action: 'wait', state: 'failed', reason: c.reason };
   }
   if (!observed?.receipt) return execute('new');
-  if (observed.receipt.executionKey !== desired.executionKey) return execute('changed');
+  const match = keyMatch(desired, observed.receipt.executionKey, observed.receipt.files);
+  if (match === 'different') return execute('changed', changeSince(desired, observed.receipt));
   if (opts.reapply?.has(name))
     return unsafe('reapply', `reapplying it is not safe (recovery policy ${policy}): approve with --approve ${name}`);
   const drift = driftOf(observed);
@@ -91,7 +101,7 @@ export function decide(
       `drifted (${drift}); re-running it is not safe (recovery policy ${policy}): approve with --approve ${name}`,
     );
   }
-  return { action: 'current' };
+  return match === 'adopt' ? { action: 'current', adopt: true } : { action: 'current' };
 }
 
 /**
@@ -121,9 +131,22 @@ export const WHY_TEXT: Record<Why, string> = {
   reapply: 'reapply requested',
 };
 
+/** Why a unit executes, in a row's words: `files changed: infra/main.tf, … and 4 more` where its files did. */
+export function whyText(d: { why: Why; change?: Change }): string {
+  if (d.why !== 'changed' || !d.change) return WHY_TEXT[d.why];
+  const files = `files changed: ${pathsText(d.change.files)}`;
+  return d.change.document ? `${WHY_TEXT.changed}; ${files}` : files;
+}
+
+/** A unit current but for its receipt, written by a nyl before file keys: what the next reconcile does, and what it did. */
+export const ADOPTED = {
+  next: 'receipt of an earlier nyl: the next reconcile records its files, executing nothing',
+  done: 'receipt of an earlier nyl: its files recorded, nothing executed',
+};
+
 /** What a unit outside a selection (--failed, --from) would have done, in a row's words. */
 export function wouldText(d: Decision): string {
-  if (d.action === 'execute') return `execute: ${WHY_TEXT[d.why]}`;
+  if (d.action === 'execute') return `execute: ${whyText(d)}`;
   if (d.action === 'inspect') return 'be inspected';
   return `wait for approval: ${d.action === 'awaiting-approval' ? d.reason : ''}`;
 }

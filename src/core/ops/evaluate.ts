@@ -1,7 +1,7 @@
 import type { UnitConfig } from '../config/load.js';
 import type { RecoveryPolicy } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
-import { type DesiredUnit, MissingOutputError, type Outputs, resolveUnit } from '../resolve/desired.js';
+import { type DesiredUnit, MissingOutputError, type Outputs, resolveUnit, UnitFilesError } from '../resolve/desired.js';
 import { groupOfName } from '../resolve/for-each.js';
 import type { Selection } from '../resolve/select.js';
 import type { ObservedUnit } from '../state/documents.js';
@@ -86,13 +86,17 @@ export function evaluateUnit(
       ? { ...base, policy: 'manual', evaluation: { action: 'pending', on: pendingOn } }
       : { ...base, policy: 'manual', evaluation: { action: 'invalid', reason: u.unresolved } };
   if (pendingOn.length) {
-    const { policy, regardless } = provisional(u, uid, state, observed, opts);
+    const { policy, regardless } = provisional(sel, u, uid, state, observed, opts);
     return { ...base, policy, evaluation: { action: 'pending', on: pendingOn, ...(regardless ? { regardless } : {}) } };
   }
   let desired: DesiredUnit;
   try {
-    desired = resolveUnit(u, uid, outputsOf);
+    desired = resolveUnit(u, uid, outputsOf, sel.sources);
   } catch (e) {
+    if (e instanceof UnitFilesError) {
+      const reason = e.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+      return { ...base, policy: 'manual', evaluation: { action: 'invalid', reason } };
+    }
     if (e instanceof MissingOutputError) {
       // Sensitive outputs are never recorded, so they can never be passed on: say so (also of a
       // receipt this very run made).
@@ -124,6 +128,7 @@ function selected(name: string, d: Decision, opts: DecideOptions): Evaluation {
  * uncertain, failed, or new.
  */
 function provisional(
+  sel: Selection,
   u: UnitConfig,
   uid: string,
   state: EnvState,
@@ -133,9 +138,9 @@ function provisional(
   const driver = driverFor(u.doc.kind);
   let desired: DesiredUnit | undefined;
   try {
-    desired = resolveUnit(u, uid, (d) => state.observed.get(d)?.receipt?.outputs);
+    desired = resolveUnit(u, uid, (d) => state.observed.get(d)?.receipt?.outputs, sel.sources);
   } catch (e) {
-    if (!(e instanceof MissingOutputError)) throw e;
+    if (!(e instanceof MissingOutputError) && !(e instanceof UnitFilesError)) throw e;
   }
   const policy = driver.policy(desired ?? ({ spec: u.doc.spec } as unknown as DesiredUnit));
   if (desired) {

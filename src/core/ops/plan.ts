@@ -1,13 +1,15 @@
 import { loadConfig } from '../config/load.js';
 import type { Selection } from '../resolve/select.js';
 import { selectEnvironment } from '../resolve/select.js';
+import { withSources } from '../resolve/unit-sources.js';
 import { leaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
 import { emptyEnvState } from '../state/read.js';
 import { sha256Key } from '../util/canonical.js';
 import { Exit, NylError, type Problem, problem, worstExit } from '../util/errors.js';
-import { WHY_TEXT, wouldText } from './decide.js';
+import { ADOPTED, whyText, wouldText } from './decide.js';
 import { type Evaluation, evaluateAll } from './evaluate.js';
+import { type ToolUnit, warnUncommitted } from './files-gate.js';
 import {
   configChanged,
   type RecoveryAsk,
@@ -38,7 +40,12 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number, ask
   const rows: UnitRow[] = [];
   for (const e of evaluateAll(sel, state, recoveryOptions(recovery, { driftRepair: sel.driftRepair })).values()) {
     const ev = e.evaluation;
-    const row = { unit: e.name, kind: e.kind, executionKey: e.desired?.executionKey };
+    const row: Omit<UnitRow, 'result' | 'detail'> = {
+      unit: e.name,
+      kind: e.kind,
+      executionKey: e.desired?.executionKey,
+      ...(e.desired?.files ? { files: e.desired.files } : {}),
+    };
     if (ev.action === 'pending' && !ev.regardless) {
       const mapped = sel.units.get(e.name)?.unresolved;
       const detail = mapped
@@ -50,7 +57,13 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number, ask
     // A unit whose upstream executes first, but whose own state decides already, is shown as that.
     const d = ev.action === 'pending' ? (ev.regardless as Exclude<typeof ev.regardless, undefined>) : ev;
     const after = ev.action === 'pending' ? ` (after ${ev.on.join(', ')})` : '';
-    rows.push({ ...row, ...planRow(d), ...(after ? { detail: `${planRow(d).detail}${after}` } : {}) });
+    const changed = d.action === 'execute' ? d.change?.files : undefined;
+    rows.push({
+      ...row,
+      ...planRow(d),
+      ...(after ? { detail: `${planRow(d).detail}${after}` } : {}),
+      ...(changed ? { filesChanged: changed } : {}),
+    });
   }
   // A recovery plan is bound to its selection. Not to the revision: that names the variables set
   // where the plan was made (a PR job has no secrets); reconcile checks it against the failed attempt.
@@ -127,6 +140,8 @@ export async function plan(
   for (const u of opts.from ?? []) refuseUnknownUnit(sel, u);
   const { rows, problems, token, recovery } = computePlan(sel, state, ctx.now(), opts);
   problems.unshift(...unread);
+  // Every unit's: an edit the plan cannot show (it is of the commit) is said, not silently left out.
+  problems.push(...(await warnUncommitted(ctx, sel, cfg.source, rows.map(rowUnit))));
   if (recovery?.changed.length) problems.push(configChanged(sel, recovery, 'warning'));
   const count = (r: string) => rows.filter((x) => x.result === r).length;
   const [n, maybe, approval, skipped] = ['execute', 'maybe', 'awaiting-approval', 'skipped'].map(count) as [
@@ -155,6 +170,8 @@ export async function plan(
   };
 }
 
+const rowUnit = (r: UnitRow): ToolUnit => ({ name: r.unit, kind: r.kind, ...(r.files ? { files: r.files } : {}) });
+
 /** `--failed: b, then c (dependants)`: the roots, then what runs because it depends on them. */
 function selectionText(r: RecoverySelection): string {
   if (!r.roots.length) return `${r.why}: nothing failed or is uncertain`;
@@ -182,9 +199,9 @@ function recoveryFacts(state: EnvState, rows: UnitRow[], r: RecoverySelection): 
 function planRow(d: Exclude<Evaluation, { action: 'pending' }>): { result: string; detail: string } {
   switch (d.action) {
     case 'execute':
-      return { result: 'execute', detail: WHY_TEXT[d.why] };
+      return { result: 'execute', detail: whyText(d) };
     case 'current':
-      return { result: 'current', detail: '' };
+      return { result: 'current', detail: d.adopt ? ADOPTED.next : '' };
     case 'wait':
       return { result: d.state, detail: `${d.reason}; waits for nyl recover` };
     case 'blocked':
@@ -215,7 +232,7 @@ async function loadForPlan(ctx: OpContext, opts: { environment: string; asNewWhe
     const p = e instanceof NylError ? e.problems.find((x) => x.code === 'NYL-REMOTE-UNREACHABLE') : undefined;
     if (!opts.asNewWhenUnreachable || !p) throw e;
     const cfg = await loadConfig(ctx.repo, { config: ctx.opts.config, cwd: ctx.opts.cwd });
-    const sel = selectEnvironment(cfg, opts.environment);
+    const sel = await withSources(ctx.repo, cfg, selectEnvironment(cfg, opts.environment));
     const unread = problem(
       'NYL-REMOTE-UNREACHABLE',
       `the recorded state of ${opts.environment} could not be read (${p.message}): it is planned as new`,

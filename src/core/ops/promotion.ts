@@ -4,6 +4,7 @@ import type { CommandSpecSchema } from '../config/schema.js';
 import type { GitRepo } from '../git/repo.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { expandFrom, type Selection, selectEnvironment } from '../resolve/select.js';
+import { withSources } from '../resolve/unit-sources.js';
 import { type EnvState, readEnvironment } from '../state/read.js';
 import { Exit, NylError, problem } from '../util/errors.js';
 import { evaluateAll } from './evaluate.js';
@@ -22,7 +23,7 @@ export interface GateStatus {
 }
 
 /** Whether a unit has a check a verify runs (a Command only with spec.check). */
-function verifiable(kind: string, spec: unknown): boolean {
+export function verifiable(kind: string, spec: unknown): boolean {
   return kind !== 'Command' || !!(spec as z.infer<typeof CommandSpecSchema>).check;
 }
 
@@ -44,7 +45,7 @@ export async function promotionGate(
     gate.after.map(async (name): Promise<GateStatus> => {
       let other: Selection;
       try {
-        other = selectEnvironment(cfg, name);
+        other = await withSources(ctx.repo, cfg, selectEnvironment(cfg, name));
       } catch {
         return { environment: name, ready: false, missing: [`${name}'s configuration cannot be selected`] };
       }

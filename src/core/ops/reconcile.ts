@@ -2,6 +2,7 @@ import { GRACE_MS, leaseVerdict, RESOLUTION_TIMEOUT_MS } from '../state/lease.js
 import { Backoff } from '../util/backoff.js';
 import { Exit, NylError, type Problem, problem } from '../util/errors.js';
 import { recordEnded } from './ended-run.js';
+import { mayRun, refuseUncommitted } from './files-gate.js';
 import { leaseHeldProblem } from './lease-problems.js';
 import { recordRefusal, sourceGate, superseded } from './reconcile/gate.js';
 import { type LandInput, landCancelled, landTransition } from './reconcile/land.js';
@@ -95,6 +96,8 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     });
   }
 
+  // The tools run on the working tree: refuse files that are not what the keys name.
+  await refuseUncommitted(ctx, sel, cfg.source, mayRun(upfront.evaluations.values()));
   const started = await startRun(
     ctx,
     original,

@@ -1,3 +1,4 @@
+import { type DesiredUnit, keyMatch, withFiles } from '../resolve/desired.js';
 import type { Checkpoint, ObservedUnit } from '../state/documents.js';
 import { currentHolder, type LeaseVerdict, leaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
@@ -11,7 +12,7 @@ import { waitForLease } from './lease-wait.js';
 import { transitionMessage } from './message.js';
 import type { OpReport } from './report.js';
 import { importRuns, withChanges } from './takeover.js';
-import { consumedRefs, desiredFiles, importLists, keyResolver, messageUnits, observedFiles } from './transition.js';
+import { consumedRefs, desiredFiles, desiredResolver, importLists, messageUnits, observedFiles } from './transition.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
 
 export interface RecoverOptions {
@@ -84,7 +85,7 @@ async function recoverEnvironment(ctx: OpContext, opts: RecoverOptions): Promise
   const v = leaseVerdict(state, ctx.now());
   if (!state.runs.size && v.kind !== 'broken')
     return { ...base, outcome: 'nothing to import', facts: [], problems: [], exit: Exit.ok };
-  const imp = importRuns(sel, state, keyResolver(sel), ctx.now());
+  const imp = importRuns(sel, state, desiredResolver(sel), ctx.now());
   const after: EnvState = { ...state, observed: withChanges(state.observed, imp.observed) };
   const evaluated = evaluateAll(sel, after);
   const docs = new Map([...evaluated].flatMap(([n, e]) => (e.desired ? [[n, e.desired] as const] : [])));
@@ -147,7 +148,13 @@ interface Evidence {
   why?: string;
 }
 
-function evidenceOf(state: EnvState, unit: string, key: string | undefined, uid: string | undefined): Evidence[] {
+function evidenceOf(
+  state: EnvState,
+  unit: string,
+  desired: DesiredUnit | undefined,
+  uid: string | undefined,
+): Evidence[] {
+  const key = desired?.executionKey;
   const out: Evidence[] = [];
   for (const r of [...state.runs.values(), ...state.evidence.values()]) {
     const cp: Checkpoint | undefined = r.checkpoints.get(unit);
@@ -155,7 +162,8 @@ function evidenceOf(state: EnvState, unit: string, key: string | undefined, uid:
     let why: string | undefined;
     if (cp.result !== 'succeeded') why = `its execution ${cp.result === 'failed' ? 'failed' : 'is uncertain'}`;
     else if (key === undefined) why = 'the unit has no desired document now';
-    else if (cp.executionKey !== key) why = `its execution key ${cp.executionKey} is not the desired ${key}`;
+    else if (desired && keyMatch(desired, cp.executionKey, cp.files) === 'different')
+      why = `its execution key ${cp.executionKey} is not the desired ${key}`;
     else if (uid && cp.uid !== uid) why = `its uid ${cp.uid} is not the unit's ${uid}`;
     out.push({
       run: r.id,
@@ -187,8 +195,7 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
       }),
     );
   const evaluated = evaluateAll(sel, state).get(unit);
-  const key = evaluated?.desired?.executionKey;
-  const evidence = evidenceOf(state, unit, key, observed?.uid);
+  const evidence = evidenceOf(state, unit, evaluated?.desired, observed?.uid);
   const condition = observed?.condition;
   const op = uuid7();
   let next: ObservedUnit;
@@ -227,6 +234,8 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
         ),
       );
     const cp = (state.runs.get(ev.run) ?? state.evidence.get(ev.run))?.checkpoints.get(unit) as Checkpoint;
+    const desired = evaluated?.desired;
+    const adopt = desired !== undefined && keyMatch(desired, cp.executionKey, cp.files) === 'adopt';
     // The checkpoint becomes the receipt; repairs and approvals on record stay.
     const { condition: _cleared, drift: _stale, ...kept } = observed ?? ({} as ObservedUnit);
     next = {
@@ -235,14 +244,16 @@ async function recoverUnit(ctx: OpContext, opts: RecoverOptions & { unit: string
       name: unit,
       kind: cp.kind,
       uid: cp.uid,
+      // A checkpoint of an earlier nyl is keyed with the document's files (as an import keys it).
       receipt: {
-        executionKey: cp.executionKey,
+        executionKey: adopt && desired ? desired.executionKey : cp.executionKey,
         uid: cp.uid,
         run: ev.run,
         ...(cp.source ? { source: cp.source } : {}),
         at: cp.at,
         outputs: cp.outputs ?? {},
         artifacts: cp.artifacts ?? {},
+        ...withFiles(adopt ? desired?.files : cp.files),
       },
       lastRun: op,
     };

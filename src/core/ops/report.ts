@@ -8,6 +8,10 @@ export interface UnitRow {
   durationMs?: number;
   executionKey?: string;
   run?: string;
+  /** plan: the identities of the files its document names (path: object id in the source commit). */
+  files?: Record<string, string>;
+  /** plan: the files whose identity changed since its receipt, when that is why it executes. */
+  filesChanged?: string[];
 }
 
 /** What reconcile, plan and recover return; faces render it as a table or JSON. */

@@ -1,9 +1,10 @@
+import { keyMatch } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
 import { dependantsOf } from '../resolve/select.js';
 import { clockSkewProblems, holderText, leaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
 import { Exit, type Problem, problem, worstExit } from '../util/errors.js';
-import { driftOf, WHY_TEXT } from './decide.js';
+import { ADOPTED, driftOf, whyText } from './decide.js';
 import { evaluateAll } from './evaluate.js';
 import { promotionGate } from './promotion.js';
 import { uncertainProblem } from './reconcile.js';
@@ -34,7 +35,7 @@ export async function status(ctx: OpContext, opts: { environment: string; units?
     const receipt = !receiptKey
       ? 'none'
       : e.desired
-        ? receiptKey === e.desired.executionKey
+        ? keyMatch(e.desired, receiptKey, o?.receipt?.files) !== 'different'
           ? 'current'
           : 'outdated'
         : 'unknown';
@@ -91,7 +92,7 @@ export async function status(ctx: OpContext, opts: { environment: string; units?
       detail = `awaiting approval: ${ev.reason}`;
     } else if (ev.action === 'execute') {
       stateName = 'pending';
-      detail = WHY_TEXT[ev.why];
+      detail = whyText(ev);
     } else if (ev.action === 'pending') {
       stateName = 'pending';
       detail = `inputs known after ${ev.on.join(', ')} executes`;
@@ -101,7 +102,7 @@ export async function status(ctx: OpContext, opts: { environment: string; units?
     } else if (ev.action === 'invalid') {
       stateName = 'pending';
       detail = ev.reason;
-    }
+    } else if (ev.action === 'current' && ev.adopt) detail = ADOPTED.next;
     const bad = unreadable.get(e.name);
     if (bad)
       rows.push({ unit: e.name, kind: e.kind, state: 'unreadable', receipt: 'unknown', lastRun: '', detail: bad });

@@ -1,4 +1,4 @@
-import type { DesiredUnit } from '../resolve/desired.js';
+import { type DesiredUnit, keyMatch, withFiles } from '../resolve/desired.js';
 import type { Selection } from '../resolve/select.js';
 import {
   type BreakInfo,
@@ -13,9 +13,10 @@ import { clockSkewProblems, leaseVerdict } from '../state/lease.js';
 import type { EnvState, RunRefState } from '../state/read.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
 import { isoTime } from '../util/time.js';
+import { ADOPTED } from './decide.js';
 import { waitForLease } from './lease-wait.js';
 import type { UnitRow } from './report.js';
-import { keyResolver } from './transition.js';
+import { desiredResolver } from './transition.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from './workspace.js';
 
 /** What taking over from dead runs changes, before anything executes. */
@@ -63,7 +64,7 @@ function why(run: RunRefState, breaks: Map<string, BreakInfo>): string {
 export function importRuns(
   sel: Selection | undefined,
   state: EnvState,
-  keyOf: (unit: string, uid: string, observed: Map<string, ObservedUnit>) => string | undefined,
+  desiredOf: (unit: string, uid: string, observed: Map<string, ObservedUnit>) => DesiredUnit | undefined,
   now: number,
 ): ImportResult {
   const env = state.environment;
@@ -157,7 +158,10 @@ export function importRuns(
         );
         continue;
       }
-      const key = keyOf(name, uid, current);
+      const desired = desiredOf(name, uid, current);
+      const key = desired?.executionKey;
+      // A checkpoint of a nyl before file keys, of the same document, is imported with the identities.
+      const match = desired ? keyMatch(desired, cp.executionKey, cp.files) : 'same';
       if (cp.result === 'uncertain') {
         uncertain(cp.reason ?? `run ${run.id} left it uncertain`, true, cp.attempts);
         continue;
@@ -176,7 +180,7 @@ export function importRuns(
         res.recovered = res.recovered.filter((n) => n !== name);
         continue;
       }
-      if (key !== undefined && cp.executionKey !== key) {
+      if (match === 'different') {
         res.problems.push(
           problem(
             'NYL-RUN-SUPERSEDED',
@@ -221,7 +225,7 @@ export function importRuns(
         ...base,
         condition: undefined,
         receipt: {
-          executionKey: cp.executionKey,
+          executionKey: match === 'adopt' && key ? key : cp.executionKey,
           uid,
           run: run.id,
           ...(cp.source ? { source: cp.source } : {}),
@@ -229,14 +233,15 @@ export function importRuns(
           outputs: cp.outputs ?? {},
           artifacts: cp.artifacts ?? {},
           ...(cp.attempts ? { attempts: cp.attempts } : {}),
+          ...withFiles(match === 'adopt' ? desired?.files : cp.files),
         },
       });
       res.rows.set(name, {
         unit: name,
         kind,
         result: 'imported',
-        detail: '',
-        executionKey: cp.executionKey,
+        detail: match === 'adopt' ? ADOPTED.done : '',
+        executionKey: match === 'adopt' && key ? key : cp.executionKey,
         run: run.id,
       });
       if (!res.imported.includes(name)) res.imported.push(name);
@@ -287,7 +292,12 @@ export function previewImport(
   const dead =
     v.kind === 'held' ? [...recorded.runs.values()].filter((r) => r.id !== v.run) : [...recorded.runs.values()];
   if (dead.length) {
-    const preview = importRuns(sel, { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) }, keyResolver(sel), now);
+    const preview = importRuns(
+      sel,
+      { ...recorded, runs: new Map(dead.map((r) => [r.id, r])) },
+      desiredResolver(sel),
+      now,
+    );
     state = { ...recorded, observed: withChanges(recorded.observed, preview.observed) };
     for (const r of dead) {
       const left = [...preview.observed.values()].filter(
@@ -338,7 +348,7 @@ export async function loadTakingOver<G>(
   const original = loaded.state;
   const verdict = leaseVerdict(original, ctx.now());
   const takeover = original.runs.size > 0 || verdict.kind === 'broken';
-  const imp = takeover ? importRuns(loaded.sel, original, keyResolver(loaded.sel), ctx.now()) : undefined;
+  const imp = takeover ? importRuns(loaded.sel, original, desiredResolver(loaded.sel), ctx.now()) : undefined;
   const state: EnvState = imp ? { ...original, observed: withChanges(original.observed, imp.observed) } : original;
   const problems: Problem[] = [
     ...(gated?.problems ?? []),

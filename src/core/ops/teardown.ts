@@ -13,6 +13,7 @@ import { masker } from '../util/mask.js';
 import { mapPool } from '../util/pool.js';
 import { isoTime } from '../util/time.js';
 import { evaluateAll } from './evaluate.js';
+import { refuseUncommitted, toolUnit } from './files-gate.js';
 import { transitionMessage } from './message.js';
 import { DEFAULT_PARALLELISM, inDoubt, safeExecute } from './reconcile.js';
 import { exitFor, type RunReport, type UnitRow } from './report.js';
@@ -80,6 +81,7 @@ export async function teardown(
       extra: [['teardown', 'nothing recorded']],
     };
 
+  await refuseUncommitted(ctx, sel, cfg.source, [...docs.values()].map(toolUnit));
   const { run, session, record } = await startRun(
     ctx,
     original,

@@ -107,13 +107,13 @@ export function sameFiles(repo: GitRepo, files: TreeFiles, old: Map<string, stri
   return true;
 }
 
-/** The key a unit has in the current resolution, given the outputs observed so far. */
-export function keyResolver(sel: Selection) {
-  return (unit: string, uid: string, observed: Map<string, ObservedUnit>): string | undefined => {
+/** The document a unit has in the current resolution, given the outputs observed so far. */
+export function desiredResolver(sel: Selection) {
+  return (unit: string, uid: string, observed: Map<string, ObservedUnit>): DesiredUnit | undefined => {
     const u = sel.units.get(unit);
     if (!u) return undefined;
     try {
-      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs).executionKey;
+      return resolveUnit(u, uid, (d) => observed.get(d)?.receipt?.outputs, sel.sources);
     } catch {
       return undefined;
     }

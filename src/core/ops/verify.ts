@@ -1,6 +1,6 @@
 import type { VerifyResult } from '../drivers/driver.js';
 import { driverFor } from '../drivers/index.js';
-import { timeoutMs } from '../resolve/desired.js';
+import { keyMatch, timeoutMs } from '../resolve/desired.js';
 import type { ObservedUnit } from '../state/documents.js';
 import { canonicalJson } from '../util/canonical.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
@@ -10,7 +10,9 @@ import { isoTime } from '../util/time.js';
 import { uuid7 } from '../util/uuid7.js';
 import { decide } from './decide.js';
 import { evaluateAll } from './evaluate.js';
+import { refuseUncommitted, toolUnit } from './files-gate.js';
 import { transitionMessage } from './message.js';
+import { verifiable } from './promotion.js';
 import { DEFAULT_PARALLELISM } from './reconcile.js';
 import { waitForNonImportWrite } from './recover.js';
 import type { RunReport, UnitRow } from './report.js';
@@ -35,10 +37,20 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
   const changed = new Map<string, ObservedUnit>();
   const problems: Problem[] = [];
   const targets = [...evaluated.values()];
+  // A check runs on the working tree: refuse files that are not the commit's the receipt names.
+  await refuseUncommitted(
+    ctx,
+    sel,
+    cfg.source,
+    targets.flatMap((e) =>
+      e.observed?.receipt && e.desired && verifiable(e.kind, e.desired.spec) ? [toolUnit(e.desired)] : [],
+    ),
+  );
   const results = await mapPool(targets, opts.parallelism ?? DEFAULT_PARALLELISM, async (e) => {
     const o = e.observed;
     // Only a receipt of the current configuration is verified: a changed unit is reconcile's work.
-    if (!o?.receipt || !e.desired || e.desired.executionKey !== o.receipt.executionKey) return undefined;
+    if (!o?.receipt || !e.desired || keyMatch(e.desired, o.receipt.executionKey, o.receipt.files) === 'different')
+      return undefined;
     const driver = driverFor(e.kind);
     if (!driver.verify) return undefined;
     // The receipt is what is verified: its uid and outputs, with the unit's current resolution.
@@ -70,7 +82,7 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
         result: 'skipped',
         detail: !e.desired
           ? 'pending: resolves after its inputs'
-          : e.desired.executionKey !== o.receipt.executionKey
+          : keyMatch(e.desired, o.receipt.executionKey, o.receipt.files) === 'different'
             ? 'its configuration changed since its receipt: reconcile first'
             : 'its kind or spec has no check',
       });

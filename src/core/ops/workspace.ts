@@ -2,6 +2,7 @@ import { type Config, loadConfig } from '../config/load.js';
 import { isSafeName } from '../config/schema.js';
 import { GitError, GitRepo } from '../git/repo.js';
 import { DEFAULT_PREFIX, expandFrom, type Selection, selectEnvironment } from '../resolve/select.js';
+import { withSources } from '../resolve/unit-sources.js';
 import { LocalBackend, type RefBackend } from '../state/backend.js';
 import { type EnvState, readEnvironment, type Unreadable } from '../state/read.js';
 import { DEFAULT_NETWORK_TIMEOUT_MS, RemoteBackend, unpublishedLocalWork } from '../state/remote-backend.js';
@@ -109,7 +110,7 @@ export async function loadEnvironment(
     cwd: ctx.opts.cwd,
     beforeParse: (files) => prefetchState(ctx, environment, files),
   });
-  const sel = selectEnvironment(cfg, environment);
+  const sel = await withSources(ctx.repo, cfg, selectEnvironment(cfg, environment));
   const read = await readState(ctx, sel, tolerate);
   expandFrom(sel, (u) => read.state.observed.get(u)?.receipt?.outputs);
   return {

@@ -1,5 +1,7 @@
 import type { UnitConfig } from '../config/load.js';
 import { eachInput, type Reference, substitute } from '../config/references.js';
+import { rulesOf, usesFiles } from '../files/rules.js';
+import { changedPaths, type FileIds, type FileProblem, type SourceFiles } from '../files/source-files.js';
 import { sha256Key } from '../util/canonical.js';
 import { parseDuration } from '../util/duration.js';
 import { eachValue } from './for-each.js';
@@ -18,6 +20,12 @@ export interface DesiredUnit {
   inputs: Record<string, string>;
   needs: string[];
   timeout: string;
+  /**
+   * The files the unit uses, by path, with their object ids in the source commit (files/rules.ts):
+   * part of the key, so a change to any of them executes the unit. Absent for a kind that uses
+   * none (OciImage) and from documents of a nyl before file keys.
+   */
+  files?: FileIds;
 }
 
 export type Outputs = Record<string, string>;
@@ -32,11 +40,27 @@ export class MissingOutputError extends Error {
   }
 }
 
+/** The files a unit names cannot be found in the source commit (an instance's paths, known only once resolved). */
+export class UnitFilesError extends Error {
+  constructor(
+    readonly unit: string,
+    readonly problems: FileProblem[],
+  ) {
+    super(`${unit}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  }
+}
+
 /**
- * Resolves a unit against upstream outputs. The key covers kind, name, spec and the
- * resolved input values; never the process environment (secrets stay out of it) nor timeout.
+ * Resolves a unit against upstream outputs. The key covers kind, name, spec, the resolved input
+ * values and, given the source commit's files, the identities of the files the unit uses; never
+ * the process environment (secrets stay out of it) nor timeout.
  */
-export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string) => Outputs | undefined): DesiredUnit {
+export function resolveUnit(
+  u: UnitConfig,
+  uid: string,
+  outputsOf: (unit: string) => Outputs | undefined,
+  sources?: SourceFiles,
+): DesiredUnit {
   const inputs: Record<string, string> = {};
   for (const r of u.refs) {
     const outs = outputsOf(r.unit);
@@ -61,18 +85,79 @@ export function resolveUnit(u: UnitConfig, uid: string, outputsOf: (unit: string
           string,
           unknown
         >);
-  const executionKey = sha256Key({ kind: u.doc.kind, name: u.doc.name, spec, inputs });
+  const files = sources && usesFiles(u.doc.kind) ? filesOf(u, spec, eachOf, sources) : undefined;
+  const doc = { kind: u.doc.kind, name: u.doc.name, spec, inputs, ...(files ? { files } : {}) };
   return {
     schema: 'nyl.desired-unit/v1',
-    name: u.doc.name,
-    kind: u.doc.kind,
+    ...doc,
     uid,
-    executionKey,
-    spec,
-    inputs,
+    executionKey: executionKeyOf(doc),
     needs: u.deps,
     timeout: u.doc.timeout ?? '30m',
   };
+}
+
+/** The identities of the files a unit's resolved spec names; a Command's `files` take its item's values. */
+function filesOf(
+  u: UnitConfig,
+  spec: Record<string, unknown>,
+  each: (path: string) => string | undefined,
+  sources: SourceFiles,
+): FileIds {
+  const named =
+    u.doc.kind === 'Command' && Array.isArray(spec.files)
+      ? { ...spec, files: spec.files.map((f) => (typeof f === 'string' ? substitute(f, (r) => r.text, each) : f)) }
+      : spec;
+  const { files, problems } = sources.identity(rulesOf(u.doc.kind, named));
+  if (problems.length) throw new UnitFilesError(u.doc.name, problems);
+  return files;
+}
+
+type KeyedDocument = Pick<DesiredUnit, 'kind' | 'name' | 'spec' | 'inputs' | 'files'>;
+
+/** A desired document's execution key: its files count once it uses any (a unit that uses none keeps the key it had). */
+export function executionKeyOf(d: KeyedDocument): string {
+  const files = d.files && Object.keys(d.files).length ? d.files : undefined;
+  return sha256Key({ kind: d.kind, name: d.name, spec: d.spec, inputs: d.inputs, ...(files ? { files } : {}) });
+}
+
+const legacyKeys = new WeakMap<DesiredUnit, string>();
+
+/** The key a nyl before file keys gave the same document. */
+function legacyKeyOf(d: DesiredUnit): string {
+  let k = legacyKeys.get(d);
+  if (k === undefined) {
+    k = sha256Key({ kind: d.kind, name: d.name, spec: d.spec, inputs: d.inputs });
+    legacyKeys.set(d, k);
+  }
+  return k;
+}
+
+/**
+ * How a recorded key (a receipt's, a checkpoint's, a failure's) stands to a desired document:
+ * `same`; `adopt` when a nyl before file keys recorded it (no identities with it) for a document
+ * otherwise equal, so that upgrading never executes anything again (the identities are recorded
+ * instead); else `different`.
+ */
+export function keyMatch(d: DesiredUnit, key: string, files: FileIds | undefined): 'same' | 'adopt' | 'different' {
+  if (key === d.executionKey) return 'same';
+  const keyed = d.files && Object.keys(d.files).length > 0;
+  if (files === undefined && keyed && key === legacyKeyOf(d)) return 'adopt';
+  return 'different';
+}
+
+/**
+ * What changed since a receipt, when it recorded its files: the paths whose identity differs, and
+ * whether the rest of the document (spec, inputs) changed too.
+ */
+export function changeSince(
+  d: DesiredUnit,
+  receipt: { executionKey: string; files?: FileIds },
+): { files: string[]; document: boolean } | undefined {
+  if (!receipt.files || !d.files) return undefined;
+  const files = changedPaths(receipt.files, d.files);
+  if (!files.length) return undefined;
+  return { files, document: executionKeyOf({ ...d, files: receipt.files }) !== receipt.executionKey };
 }
 
 function substituteDeep(
@@ -89,4 +174,9 @@ function substituteDeep(
 
 export function timeoutMs(d: DesiredUnit): number {
   return parseDuration(d.timeout) ?? DEFAULT_TIMEOUT_MS;
+}
+
+/** `{ files }` to spread into a receipt or checkpoint, when there are identities to record. */
+export function withFiles(files: FileIds | undefined): { files?: FileIds } {
+  return files ? { files } : {};
 }

@@ -1,4 +1,5 @@
 import type { Config, UnitConfig } from '../config/load.js';
+import type { SourceFiles } from '../files/source-files.js';
 import { DEFAULT_PREFIX } from '../state/state-fetch.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import type { Outputs } from './desired.js';
@@ -20,6 +21,8 @@ export interface Selection {
   waves: string[][];
   /** The groups (units with forEach) and the configuration before their expansion (resolve/for-each.ts). */
   mapping?: Mapping;
+  /** The source commit's files the units use (files/snapshot.ts): resolution keys each unit by them. */
+  sources?: SourceFiles;
 }
 
 /** Units selected for an environment, checked for dependencies outside it, ordered in waves. */

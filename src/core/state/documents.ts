@@ -130,6 +130,8 @@ export interface Receipt {
   artifacts: Record<string, string>;
   /** A unit with `retries`: the attempt of its run that succeeded. */
   attempts?: number;
+  /** The identities of the files it applied (path: object id in its source commit); absent from a receipt of a nyl before file keys. */
+  files?: Record<string, string>;
 }
 
 export interface Condition {
@@ -168,6 +170,8 @@ export interface Checkpoint {
   retryable?: boolean;
   /** A unit with `retries`: the attempts made so far (a failed one is checkpointed before the next waits). */
   attempts?: number;
+  /** The identities of the files of the document it executed (see Receipt). */
+  files?: Record<string, string>;
 }
 
 /** A unit's observed state: last receipt, condition and observations. */

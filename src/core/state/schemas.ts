@@ -125,6 +125,7 @@ export const CheckpointSchema = z.looseObject({
   reason: opt(str),
   retryable: opt(z.boolean()),
   attempts: opt(attempts),
+  files: opt(strings),
 });
 
 const receipt = z.looseObject({
@@ -136,6 +137,7 @@ const receipt = z.looseObject({
   outputs: strings,
   artifacts: strings,
   attempts: opt(attempts),
+  files: opt(strings),
 });
 
 const condition = z.looseObject({
@@ -191,6 +193,7 @@ export const DesiredUnitSchema = z.looseObject({
   inputs: strings,
   needs: z.array(str),
   timeout: str,
+  files: opt(strings),
 });
 
 export const EnvironmentFileSchema = z.looseObject({

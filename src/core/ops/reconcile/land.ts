@@ -153,7 +153,7 @@ async function messageOf(l: LandInput, ex: Executed, rows: UnitRow[]): Promise<s
     environment: l.sel.environment,
     units: messageUnits(listed, l.writer.run),
     results: listed.map((r) => r.result),
-    lists: [...importLists(l.imp, rows), ['driftRepaired', ran('drift')]],
+    lists: [...importLists(l.imp, rows), ['driftRepaired', ran('drift')], ['adopted', adoptedOf(ex)]],
     // Exactly the seed's body: the run is in every receipt it wrote, the source in the desired ref.
     extra: [
       ['leaseBroken', l.imp?.leaseBroken],
@@ -168,6 +168,11 @@ async function messageOf(l: LandInput, ex: Executed, rows: UnitRow[]): Promise<s
       ['olderSource', older ? { by, reason: l.opts.allowOlderSource?.reason, recorded: older.recorded } : undefined],
     ],
   });
+}
+
+/** Units whose receipts of an earlier nyl this run keyed with their files, executing nothing. */
+function adoptedOf(ex: Executed): string[] {
+  return [...ex.outcomes].filter(([, o]) => o.evaluation.action === 'current' && o.evaluation.adopt).map(([n]) => n);
 }
 
 function lateCheckpoint(env: string, id: string, evidenceRef: string): Problem {

@@ -90,8 +90,11 @@ export function decideUpfront(
   const evaluations = evaluateAll(sel, state, scope.decide);
   const desired = new Map<string, DesiredUnit>();
   for (const [n, e] of evaluations) if (e.desired) desired.set(n, e.desired);
-  const anyWork = [...evaluations.values()].some((e) =>
-    ['execute', 'pending', 'inspect'].includes(e.evaluation.action),
+  // Adopting a receipt of an earlier nyl (its files' identities recorded) is a write too.
+  const anyWork = [...evaluations.values()].some(
+    (e) =>
+      ['execute', 'pending', 'inspect'].includes(e.evaluation.action) ||
+      (e.evaluation.action === 'current' && e.evaluation.adopt === true),
   );
   // A recovery run that runs nothing leaves the rest, new desired documents too, to a full reconcile.
   const nothingToDo =

@@ -1,10 +1,10 @@
 import type { ExecuteContext, ExecuteResult, InspectResult } from '../../drivers/driver.js';
 import { driverFor } from '../../drivers/index.js';
-import type { DesiredUnit } from '../../resolve/desired.js';
+import { type DesiredUnit, withFiles } from '../../resolve/desired.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../../state/documents.js';
 import { Exit, type Problem, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { WHY_TEXT, wouldText } from '../decide.js';
+import { ADOPTED, whyText, wouldText } from '../decide.js';
 import type { Evaluation } from '../evaluate.js';
 import { withoutSecretOutputs } from '../outputs.js';
 import type { UnitRow } from '../report.js';
@@ -86,7 +86,7 @@ export function notStarted(name: string, desired: DesiredUnit): Outcome {
 export function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
   switch (e.action) {
     case 'current':
-      return { unit, kind, result: 'current', detail: '' };
+      return { unit, kind, result: 'current', detail: e.adopt ? ADOPTED.done : '' };
     case 'wait':
       return { unit, kind, result: e.state, detail: e.reason };
     case 'blocked':
@@ -96,7 +96,7 @@ export function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
     case 'pending':
       return { unit, kind, result: 'pending', detail: `inputs known after ${e.on.join(', ')} executes` };
     case 'execute':
-      return { unit, kind, result: 'execute', detail: WHY_TEXT[e.why] };
+      return { unit, kind, result: 'execute', detail: whyText(e) };
     case 'inspect':
       return { unit, kind, result: 'inspect', detail: 'uncertain; its driver checks whether it was applied' };
     case 'awaiting-approval':
@@ -131,6 +131,7 @@ export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, s
       at,
       outputs: r.outputs,
       artifacts: r.artifacts,
+      ...withFiles(t.desired.files),
     };
     return {
       row: {
@@ -180,6 +181,21 @@ export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, s
   };
 }
 
+/**
+ * A receipt of a nyl before file keys, of the document the unit has now: the same receipt keyed
+ * with the identities of its files (and a drift observation about it kept about it), executing
+ * nothing.
+ */
+export function adoptedUnit(prior: ObservedUnit & { receipt: Receipt }, d: DesiredUnit, run: string): ObservedUnit {
+  const old = prior.receipt.executionKey;
+  return {
+    ...prior,
+    receipt: { ...prior.receipt, executionKey: d.executionKey, ...withFiles(d.files) },
+    ...(prior.drift?.receiptKey === old ? { drift: { ...prior.drift, receiptKey: d.executionKey } } : {}),
+    lastRun: run,
+  };
+}
+
 /** The checkpoint of an execution, on the run ref before the next wave. */
 export function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number, source: string): Checkpoint {
   const c: Checkpoint = {
@@ -192,6 +208,7 @@ export function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number, sour
     result: r.status,
     at: isoTime(now),
     durationMs: r.durationMs,
+    ...withFiles(d.files),
   };
   if (r.status === 'succeeded') {
     c.outputs = r.outputs;

@@ -20,6 +20,7 @@ import type { OpContext } from '../workspace.js';
 import { runAttempts, withAttempts } from './attempts.js';
 import { removedRows, type Scope } from './scope.js';
 import {
+  adoptedUnit,
   checkpointOf,
   execute,
   inspect,
@@ -149,6 +150,8 @@ function staticOutcome(
   // An import shows as such, unless the unit's state says more (failed, blocked, ...).
   if (imported && (row.result === 'current' || row.result === imported.result)) row = imported;
   const o: Outcome = { row, evaluation: e, desired };
+  if (e.action === 'current' && e.adopt && prior?.receipt && desired)
+    o.observed = adoptedUnit({ ...prior, receipt: prior.receipt }, desired, r.writer.run);
   // A group whose items are unknown or unusable is no unit of its own: nothing is recorded under its name.
   if (e.action === 'invalid' && !r.sel.mapping?.groups.get(name)?.unresolved)
     o.observed = {

@@ -1,0 +1,44 @@
+import type { Config, UnitConfig } from '../config/load.js';
+import { type FileRule, rulesOf, usesFiles } from '../files/rules.js';
+import { readSources } from '../files/snapshot.js';
+import { SourceFiles } from '../files/source-files.js';
+import type { GitRepo } from '../git/repo.js';
+import { NylError, type Problem, problem } from '../util/errors.js';
+import type { Selection } from './select.js';
+
+/** The rules of a unit as configured (a group's: with its item's expressions still in them). */
+const configuredRules = (u: UnitConfig): FileRule[] =>
+  usesFiles(u.doc.kind) ? rulesOf(u.doc.kind, u.doc.spec as Record<string, unknown>) : [];
+
+/**
+ * Reads the files an environment's units use from the source commit (files/snapshot.ts) into the
+ * selection, so that resolution keys each unit by them. A path written out in the configuration
+ * that names nothing in the commit is refused here, with its file and line (NYL-CONFIG-FILES); a
+ * path an instance's item fills in is checked when the instance resolves.
+ */
+export async function withSources(repo: GitRepo, cfg: Config, sel: Selection): Promise<Selection> {
+  if (!cfg.tree) return sel;
+  const configs = [...(sel.mapping?.config ?? sel.units).values()];
+  const rules = configs.flatMap(configuredRules);
+  const sources = rules.length ? await readSources(repo, cfg.tree, rules) : new SourceFiles(new Map(), new Map());
+  sel.sources = sources;
+  const problems = configs.flatMap((u) => staticProblems(u, sources));
+  if (problems.length) throw new NylError(problems);
+  return sel;
+}
+
+function staticProblems(u: UnitConfig, sources: SourceFiles): Problem[] {
+  const rules = configuredRules(u).filter((r) => !r.pattern.includes('$'));
+  if (!rules.length) return [];
+  return sources.identity(rules).problems.map((p) => {
+    const path = p.field.split('.').map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+    const line = u.lineAt(path);
+    const called = / calls the module /.test(p.message);
+    return problem('NYL-CONFIG-FILES', `${u.doc.kind} ${u.doc.name}: ${p.field}: ${p.message}`, {
+      subject: `${u.at.file}:${line} ${p.field}`,
+      fix: called
+        ? 'correct the source of that module call, or commit the module it names (a local module lives in the repository)'
+        : `correct ${p.field} (paths are relative to the repository root), or commit what it names`,
+    });
+  });
+}

@@ -77,9 +77,9 @@ export function firstReconcileTools() {
 }
 
 /** One first reconcile of N units in a fresh repository (its set-up not timed). */
-export function firstReconcile({ cli, tools, check }, n, label) {
+export function firstReconcile({ cli, tools, check }, n, label, config) {
   const dir = tempDir(`first-${n}`);
-  initRepo(dir, n);
+  initRepo(dir, n, config);
   const before = countObjects(dir);
   const rssFile = join(tools.dir, `rss-${process.hrtime.bigint()}`);
   const r = timed(

@@ -1,7 +1,7 @@
 // Shared pieces of `npm run bench`: processes timed from outside, git plumbing, generated
 // environments, robust statistics (median, noise from the spread, verdicts) and paired A/B sampling.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,14 +165,22 @@ export function initRepo(dir, n, opts) {
   git(dir, ['init', '-q', '-b', 'main']);
   setIdentity(dir);
   writeFileSync(join(dir, 'nyl.yaml'), generateConfig(n, opts));
+  if (opts?.files) {
+    mkdirSync(join(dir, 'scripts'), { recursive: true });
+    for (let i = 0; i < n; i++) writeFileSync(join(dir, scriptOf(n, i)), `true # unit ${i + 1}\n`);
+  }
   commitAll(dir, `bench: ${n} units`);
 }
+
+/** The script of unit i of n, with `files`: one file each, in one folder. */
+const scriptOf = (n, i) => `scripts/u${String(i + 1).padStart(Math.max(4, String(n).length), '0')}.sh`;
 
 /**
  * N Command units running `true` in `waves` waves; unit j of wave k > 0 needs unit j (mod size) of
  * wave k - 1. `tags` (unit index → text) changes those units' command text: a new desired document.
+ * `files`: each unit lists its own script under `spec.files` (its key covers that file's id).
  */
-export function generateConfig(n, { waves = 4, tags = {} } = {}) {
+export function generateConfig(n, { waves = 4, tags = {}, files = false } = {}) {
   const width = Math.max(4, String(n).length);
   const name = (i) => `u${String(i + 1).padStart(width, '0')}`;
   const w = Math.min(waves, n);
@@ -183,6 +191,7 @@ export function generateConfig(n, { waves = 4, tags = {} } = {}) {
     const lines = ['kind: Command', `name: ${name(i)}`];
     if (wave > 0) lines.push(`needs: [${name((wave - 1) * per + ((i - wave * per) % per))}]`);
     lines.push('spec:', tags[i] ? `  run: "true # ${tags[i]}"` : '  run: "true"');
+    if (files) lines.push(`  files: [${scriptOf(n, i)}]`);
     docs.push(`${lines.join('\n')}\n`);
   }
   return docs.join('---\n');

@@ -126,13 +126,13 @@ const READS = [
  * Row 1: no-op reconcile, status and plan of the environment in `src` (already reconciled, N
  * units) against a remote, over each transport, paired with the fetch floor.
  */
-export function benchRemoteReads(ctx, { src, units, transports }) {
+export function benchRemoteReads(ctx, { src, units, transports, label = 'reads' }) {
   const out = { units, transports: {} };
   for (const transport of transports) {
-    const name = `reads-${units}-${transport}`;
+    const name = `${label}-${units}-${transport}`;
     const bare = publish(src, ctx.root, name);
     const tips = stateRefs(bare);
-    const clone = freshClone(bare, urlOf(ctx.server, bare, transport, name), `reads-${transport}`);
+    const clone = freshClone(bare, urlOf(ctx.server, bare, transport, name), `${label}-${transport}`);
     // The clone's first command fetches every state object: measured apart, then the pairs are
     // what every later command pays (a warm clone, as in a job that runs nyl twice).
     const firstFetch = countedRun(ctx, clone, ['status', '-e', ENV_NAME], { transport });

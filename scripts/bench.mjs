@@ -57,7 +57,7 @@ import {
 
 const BUILT = join(ROOT, 'dist', 'cli.js');
 const DEFAULT_OUT = join(ROOT, '.bench', 'results.json');
-const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8'];
+const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9'];
 
 const HELP = `usage: node scripts/bench.mjs [options]    (npm run bench -- [options])
 
@@ -69,7 +69,7 @@ Measures the targets of docs/performance.md, each as a ratio to its floor measur
   --only LIST      rows to measure, comma-separated (default all: ${ALL_ROWS.join(',')}); e.g. --only 1,6
   --history N      transitions of the long history of rows 2 and 8 (default 10000, --quick 1000; 0 skips them)
   --rss-samples N  first reconciles of 5,000 units for row 7 (default 1; each takes a while)
-  --no-remote      skip what needs a remote (rows 1, 2, 8 and the takeover story)
+  --no-remote      skip what needs a remote (rows 1, 2, 8, 9 and the takeover story)
   --baseline REV   the build row 4 is judged against, side by side (default the issue's, ${ISSUE_BASELINE.rev.slice(0, 7)}; none: judge ms/unit alone)
   --sizes LIST     also print the local scaling table of earlier versions at these unit counts (e.g. 100,1000)
   --keep           keep the temporary repositories and print where they are
@@ -290,6 +290,22 @@ try {
       }
     });
   if (readsSource) dropTemp(readsSource);
+  if (remote && want('9'))
+    await section('row 9', async () => {
+      await server();
+      log(`remote: a first reconcile of ${SIZES.readUnits} units with files: to read (not timed)`);
+      const src = firstReconcile(ctx, SIZES.readUnits, 'first reconcile (files)', { files: true }).dir;
+      try {
+        D.remoteReadsFiles = benchRemoteReads(ctx, {
+          src,
+          units: SIZES.readUnits,
+          transports: ['file'],
+          label: 'reads-files',
+        });
+      } finally {
+        dropTemp(src);
+      }
+    });
 
   if (remote && historyDepth > 0 && (want('2') || want('8')))
     await section('rows 2 and 8', async () => {
@@ -402,6 +418,16 @@ if (want('1')) {
     const u = x?.transports[transport]?.uncached;
     const what = `(info) no-op status, cache off, ${transport === 'http' ? 'smart HTTP' : 'file://'} ÷ (node + git fetch)`;
     if (u) addRow('1', what, u.ratios, 2.5, { detail: `${ms(u.ms)} against ${ms(u.floorMs)}`, force: 'INFO' });
+  }
+}
+
+// 9. the same no-op reads of units keyed by their files (each lists its own script in spec.files).
+if (want('9')) {
+  for (const command of ['reconcile', 'status', 'plan']) {
+    const what = `no-op ${command}, ${SIZES.readUnits} Command units with files:, file:// ÷ (node + git fetch)`;
+    const c = D.remoteReadsFiles?.transports.file?.commands[command];
+    if (!c) skipRow('9', what, !remote ? '--no-remote' : 'not measured (an earlier step failed)', { target: 2.5 });
+    else addRow('9', what, c.ratios, 2.5, { detail: `${ms(c.ms)} against ${ms(c.floorMs)}; ${costText(c.cost)}` });
   }
 }
 

@@ -151,23 +151,23 @@ describe('lease-wait figures', () => {
 
 describe('npm run bench', () => {
   it('refuses an unknown row with a usage message, not a stack trace', () => {
-    const r = bench(['--only', '1,9']);
+    const r = bench(['--only', '1,10']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--only 1,9: unknown row 9');
+    expect(r.stderr).toContain('--only 1,10: unknown row 10');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('reports rows it cannot measure as SKIP with the reason, and still exits 0 under --check', () => {
-    const r = bench(['--only', '1,2,8', '--no-remote', '--repeat', '1', '--check', '--out', OUT]);
+    const r = bench(['--only', '1,2,8,9', '--no-remote', '--repeat', '1', '--check', '--out', OUT]);
     expect(r.stderr).not.toContain('CHECK FAILED');
     expect(r.status).toBe(0);
-    const rows = r.stdout.split('\n').filter((l) => /^\s*[128] {2}/.test(l)); // the table, not the details
-    expect(rows.length).toBe(9);
+    const rows = r.stdout.split('\n').filter((l) => /^\s*[1289] {2}/.test(l)); // the table, not the details
+    expect(rows.length).toBe(12);
     for (const l of rows) expect(l).toMatch(/SKIP$/);
     expect(r.stdout).toContain('SKIP: --no-remote');
-    expect(r.stdout).toMatch(/0 PASS, 0 FAIL, 9 SKIP/);
+    expect(r.stdout).toMatch(/0 PASS, 0 FAIL, 12 SKIP/);
     const results = JSON.parse(readFileSync(OUT, 'utf8'));
-    expect(results.rows.map((x: { verdict: string }) => x.verdict)).toEqual(Array(9).fill('SKIP'));
+    expect(results.rows.map((x: { verdict: string }) => x.verdict)).toEqual(Array(12).fill('SKIP'));
     expect(results.floors.nodeStartMs).toBeGreaterThan(0);
   });
 });

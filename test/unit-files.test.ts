@@ -6,7 +6,7 @@
  * for the upgrade.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scriptPaths, staticPrefix } from '../src/core/files/rules.js';
@@ -52,6 +52,9 @@ describe('what a unit key covers', () => {
     expect(scriptPaths('$HOME/x.sh')).toEqual([]);
     expect(scriptPaths('/usr/bin/env true')).toEqual([]);
     expect(scriptPaths('../outside.sh')).toEqual([]);
+    // An item's value is known per instance (kept, to be filled in); an output is not.
+    expect(scriptPaths('./regions/${{ each.key }}.sh --all')).toEqual(['regions/${{each.key}}.sh']);
+    expect(scriptPaths('./regions/${{ units.a.outputs.b }}.sh')).toEqual([]);
   });
 
   it('a module’s local calls: `./` and `../` sources, in HCL and JSON; registry and remote sources are not files', () => {
@@ -73,6 +76,11 @@ describe('what a unit key covers', () => {
       '}',
     ].join('\n');
     expect(localSources('main.tf', hcl)).toEqual(['../modules/net', './sub']);
+    // One-line blocks, as `terraform fmt` keeps them.
+    expect(localSources('x.tf', 'module "o" { source = "../modules/oneliner" }\nmodule "p" {source="./p"}')).toEqual([
+      '../modules/oneliner',
+      './p',
+    ]);
     const json = JSON.stringify({ module: { a: { source: './a' }, b: { source: 'git::https://x/y.git' } } });
     expect(localSources('main.tf.json', json)).toEqual(['./a']);
     expect(localSources('broken.tf.json', '{')).toEqual([]);
@@ -241,6 +249,67 @@ describe('Command units keyed by their files', () => {
     const r = await nyl(dir, ['reconcile', ...LOCAL]);
     expect(r.code, out(r)).toBe(0);
     expect(results(r.stdout)).toEqual({ 'svc#eu': 'current', 'svc#us': 'executed' });
+  });
+
+  it('a script reached through a symbolic link is keyed by what it points at; an instance’s script by its item', async () => {
+    const dir = makeRepo({
+      'nyl.yaml': [
+        ENV_DEV,
+        '---\nkind: Command\nname: deploy\nspec:\n  run: ./scripts/deploy.sh\n',
+        '---\nkind: Command\nname: svc\nforEach: [eu, us]\nspec:\n  run: ./regions/${{ each.key }}.sh\n',
+      ].join(''),
+      'tools/deploy.sh': '#!/bin/bash\ntrue\n',
+      'regions/eu.sh': '#!/bin/bash\ntrue\n',
+      'regions/us.sh': '#!/bin/bash\ntrue\n',
+    });
+    mkdirSync(join(dir, 'scripts'));
+    symlinkSync('../tools/deploy.sh', join(dir, 'scripts/deploy.sh'));
+    commitFiles(dir, {});
+    expect((await nyl(dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    expect(Object.keys(show(dir, 'refs/nyl/dev/observed:units/deploy.json').receipt.files)).toEqual([
+      'scripts/deploy.sh',
+      'tools/deploy.sh',
+    ]);
+    expect(show(dir, 'refs/nyl/dev/observed:units/svc#eu.json').receipt.files).toEqual({
+      'regions/eu.sh': git(dir, 'rev-parse', 'HEAD:regions/eu.sh'),
+    });
+    commitFiles(dir, { 'tools/deploy.sh': '#!/bin/bash\ntrue # v2\n', 'regions/eu.sh': '#!/bin/bash\ntrue # v2\n' });
+    const r = await nyl(dir, ['reconcile', ...LOCAL]);
+    expect(r.code, out(r)).toBe(0);
+    expect(results(r.stdout)).toEqual({ deploy: 'executed', 'svc#eu': 'executed', 'svc#us': 'current' });
+    expect(details(r.stdout)).toMatchObject({ deploy: 'files changed: tools/deploy.sh' });
+  });
+
+  it('a submodule is keyed by the commit it pins', async () => {
+    const dir = makeRepo({
+      'nyl.yaml': `${ENV_DEV}---\nkind: Command\nname: c\nspec:\n  run: "true"\n  files: [vendor/lib/tool.sh]\n`,
+    });
+    const pin = (sha: string) => {
+      git(dir, 'update-index', '--add', '--cacheinfo', `160000,${sha},vendor/lib`);
+      git(dir, 'commit', '-q', '-m', 'pin vendor/lib');
+    };
+    pin(git(dir, 'rev-parse', 'HEAD'));
+    mkdirSync(join(dir, 'vendor/lib'), { recursive: true }); // as a submodule not checked out
+    expect((await nyl(dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    expect(show(dir, 'refs/nyl/dev/observed:units/c.json').receipt.files).toEqual({
+      'vendor/lib': git(dir, 'rev-parse', 'HEAD~1'),
+    });
+    pin(git(dir, 'rev-parse', 'HEAD'));
+    const plan = await nyl(dir, ['plan', ...LOCAL]);
+    expect(details(plan.stdout)).toEqual({ c: 'files changed: vendor/lib' });
+  });
+
+  it('a glob from the repository root sees a new file nobody committed', async () => {
+    const dir = makeRepo({
+      'nyl.yaml': `${ENV_DEV}---\nkind: Command\nname: c\nspec:\n  run: "true"\n  files: ["**/*.sh"]\n`,
+      'a.sh': 'true\n',
+    });
+    expect((await nyl(dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    commitFiles(dir, { 'a.sh': 'true # v2\n' });
+    writeFileSync(join(dir, 'new.sh'), 'true\n');
+    const r = await nyl(dir, ['reconcile', ...LOCAL]);
+    expect(r.code, out(r)).toBe(2);
+    expect(r.stderr).toMatch(/^error NYL-FILES-UNCOMMITTED \(c\)\n.*: new\.sh \(not committed\)/m);
   });
 
   it('a path that names nothing in the commit is a configuration error with its file, line and field', async () => {
@@ -447,6 +516,42 @@ withTerraform('Terraform units keyed by their modules (the real terraform)', () 
     );
     unlinkSync(join(dir, 'modules/shared/extra.tf'));
     expect(results((await reconcile()).stdout)).toEqual({ a: 'executed', b: 'current', c: 'current' });
+  });
+
+  it('a module folder keys what it runs: not other units’ module folders in it, nor the configuration; a linked folder by its target', async () => {
+    const unit = (name: string, module: string) => `---\nkind: Terraform\nname: ${name}\nspec:\n  module: ${module}\n`;
+    const dir = makeRepo({
+      '.gitignore': '.terraform/\n.terraform.lock.hcl\n*.tfstate\n*.tfstate.backup\n',
+      'nyl.yaml': ENV_DEV + unit('root', '.') + unit('app', 'live'),
+      'main.tf': tf('root'),
+      'stacks/app/main.tf': tf('app'),
+    });
+    symlinkSync('stacks/app', join(dir, 'live'));
+    commitFiles(dir, {});
+    const reconcile = async () => {
+      const r = await nyl(dir, ['reconcile', ...LOCAL]);
+      expect(r.code, out(r)).toBe(0);
+      return results(r.stdout);
+    };
+    expect(await reconcile()).toEqual({ app: 'executed', root: 'executed' });
+    expect(Object.keys(show(dir, 'refs/nyl/dev/observed:units/root.json').receipt.files)).toEqual([
+      '.gitignore',
+      'main.tf',
+    ]);
+    expect(Object.keys(show(dir, 'refs/nyl/dev/observed:units/app.json').receipt.files)).toEqual([
+      'live',
+      'stacks/app/main.tf',
+    ]);
+    commitFiles(dir, { 'stacks/app/main.tf': tf('app v2') });
+    expect(await reconcile()).toEqual({ app: 'executed', root: 'current' });
+    commitFiles(dir, { 'nyl.yaml': `${readFileSync(join(dir, 'nyl.yaml'), 'utf8')}# a comment\n` });
+    expect(await reconcile()).toEqual({ app: 'current', root: 'current' });
+    // The root module's folder is the repository: a file nobody committed anywhere in it is refused.
+    commitFiles(dir, { 'main.tf': tf('root v2') });
+    writeFileSync(join(dir, 'extra.tf'), 'locals {\n  y = 2\n}\n');
+    const refused = await nyl(dir, ['reconcile', ...LOCAL]);
+    expect(refused.code, out(refused)).toBe(2);
+    expect(refused.stderr).toMatch(/^error NYL-FILES-UNCOMMITTED \(root\)\n.*: extra\.tf \(not committed\)/m);
   });
 
   it('a module folder or a local call the commit does not hold is refused with the field and the calling file', async () => {

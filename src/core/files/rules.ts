@@ -46,7 +46,8 @@ const INTERPRETERS = new Set(['bash', 'sh', 'zsh', 'dash', 'python', 'python3', 
  * The repository paths a script's lines start with: a first word with a `/` in it
  * (`./scripts/migrate.sh args`, `tools/x`), or an interpreter's script (`bash deploy.sh`). A word
  * without a `/` is a command bash looks up on PATH, never a file of the repository; words holding
- * variables or expressions are not known before the script runs. Continuation lines are arguments.
+ * variables or output references are not known before the script runs (an item's `${{ each.* }}`
+ * is: it is kept, to be filled in per instance). Continuation lines are arguments.
  */
 export function scriptPaths(script: string): string[] {
   const out: string[] = [];
@@ -56,7 +57,9 @@ export function scriptPaths(script: string): string[] {
     const wasContinued = continued;
     continued = line.endsWith('\\');
     if (wasContinued || !line || line.startsWith('#')) continue;
-    const words = line.split(/\s+/).filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+    // An expression is one word (`${{ each.key }}` as `${{each.key}}`): an item's paths are followed.
+    const compact = line.replace(/\$\{\{\s*(.*?)\s*\}\}/g, (_, e: string) => `\${{${e}}}`);
+    const words = compact.split(/\s+/).filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
     let word = words[0];
     let viaInterpreter = false;
     if (word && INTERPRETERS.has(word)) {
@@ -65,7 +68,8 @@ export function scriptPaths(script: string): string[] {
     }
     if (!word) continue;
     word = word.replace(/^(['"])(.*)\1$/, '$2').replace(/[;&|]+$/, '');
-    if (/[$`*?[\]{}()<>;&|'"]/.test(word) || (!viaInterpreter && !word.includes('/'))) continue;
+    const fixed = word.replace(/\$\{\{each\.[A-Za-z0-9_.-]+\}\}/g, 'x');
+    if (/[$`*?[\]{}()<>;&|'"]/.test(fixed) || (!viaInterpreter && !word.includes('/'))) continue;
     const p = normalPath(word);
     if (p && !out.includes(p)) out.push(p);
   }

@@ -4,13 +4,14 @@ import { posix } from 'node:path';
  * The local modules a Terraform/OpenTofu file calls: the `source` of its module blocks when it is
  * a local path (`./…` or `../…`, the only forms the tools read as one; registry and remote sources
  * are pinned by the lock file or the address itself). HCL is scanned, not parsed: a `source`
- * assignment that starts a line, which is how module blocks are written; a local path can appear
- * nowhere else. A match inside a block comment only widens the key, never narrows it.
+ * assignment that starts a line or follows a block's `{` (`module "x" { source = "./x" }`); a local
+ * path can appear nowhere else. A match inside a comment only widens the key, never narrows it.
  */
 export function localSources(file: string, text: string): string[] {
   if (file.endsWith('.tf.json')) return jsonSources(text);
   const out: string[] = [];
-  for (const m of text.matchAll(/^[ \t]*source[ \t]*=[ \t]*"(\.\.?\/[^"]*|\.\.?)"/gm)) out.push(m[1] as string);
+  for (const m of text.matchAll(/(?:^|[{;,])[ \t]*source[ \t]*=[ \t]*"(\.\.?\/[^"]*|\.\.?)"/gm))
+    out.push(m[1] as string);
   return out;
 }
 

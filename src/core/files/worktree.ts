@@ -1,42 +1,82 @@
+import { posix } from 'node:path';
 import picomatch from 'picomatch';
 import { type WorkTreeChange, workTreeChanges } from '../git/worktree-status.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
+import { inside } from './paths.js';
 import { type FileRule, staticPrefix } from './rules.js';
-import type { SourceFiles } from './source-files.js';
+import type { FileIds, SourceFiles } from './source-files.js';
 import { toolMade } from './tf-calls.js';
 
-/** A unit whose tools are about to run: its name and the rules of its key (resolved paths). */
+/** A unit whose tools are about to run: its name, the rules of its key, and the files its key names. */
 export interface UnitUse {
   name: string;
   rules: FileRule[];
+  files?: FileIds;
 }
 
 /** The lock file `init` writes (a new platform's hashes): the commit's copy is keyed, a change here is the tool's. */
-const LOCK_FILE = '.terraform.lock.hcl';
+export const LOCK_FILE = '.terraform.lock.hcl';
 
-/** Where a rule's files lie, for `git status`, and whether a path there is one of them. */
-function areas(rule: FileRule, sources: SourceFiles): { dir: string; covers: (p: string) => boolean }[] {
-  const inside = (dir: string, p: string) => dir === '' || p === dir || p.startsWith(`${dir}/`);
+/** Where some of a unit's files lie, for `git status`, and whether a changed path there is one of them. */
+interface Area {
+  dir: string;
+  covers: (p: string) => boolean;
+}
+
+const notLock = (p: string) => posix.basename(p) !== LOCK_FILE;
+
+/** A module folder and, transitively, the folders it calls (a submodule: the folder it pins). */
+function moduleAreas(start: string, sources: SourceFiles): Area[] {
+  const out: Area[] = [];
+  const seen = new Set<string>();
+  const visit = (d: string) => {
+    const real = sources.resolve(d)?.path;
+    if (real === undefined || seen.has(real)) return;
+    seen.add(real);
+    const gitlink = sources.gitlinkOf(real);
+    if (gitlink) return void out.push({ dir: gitlink, covers: (p) => inside(gitlink, p) });
+    out.push({ dir: real, covers: (p) => sources.moduleCovers(real, p) && notLock(p) });
+    for (const t of sources.calls.get(real)?.targets ?? []) visit(t);
+  };
+  visit(start);
+  return out;
+}
+
+/**
+ * A rule whose path an item or an upstream output fills in: all of its fixed folder (a module
+ * rule: with what every module folder there calls), the tools' files left out. Wider than the
+ * unit's own files; a workstation's edit there waits for a commit a little more often.
+ */
+function dynamicAreas(rule: FileRule, sources: SourceFiles): Area[] {
+  const dir = staticPrefix(rule);
+  const own: Area = {
+    dir,
+    covers: (p) => inside(dir, p) && !toolMade(dir ? p.slice(dir.length + 1) : p) && notLock(p),
+  };
+  if (rule.kind !== 'module') return [own];
+  const called = [...sources.calls].filter(([d]) => inside(dir, d)).flatMap(([, c]) => c.targets);
+  return [own, ...called.flatMap((t) => moduleAreas(t, sources))];
+}
+
+function areas(rule: FileRule, sources: SourceFiles): Area[] {
+  if (rule.pattern.includes('$')) return dynamicAreas(rule, sources);
   if (rule.kind === 'glob') {
     const match = picomatch(rule.pattern, { dot: true });
     return [{ dir: staticPrefix(rule), covers: (p) => match(p) }];
   }
-  if (rule.kind !== 'module') return [{ dir: rule.pattern, covers: (p) => inside(rule.pattern, p) }];
-  const folders: string[] = [];
-  const visit = (d: string) => {
-    if (folders.includes(d)) return;
-    folders.push(d);
-    for (const t of sources.calls.get(d)?.targets ?? []) visit(t);
-  };
-  visit(rule.pattern);
-  return folders.map((dir) => ({
-    dir,
-    covers: (p: string) => {
-      if (!inside(dir, p)) return false;
-      const rel = dir ? p.slice(dir.length + 1) : p;
-      return !toolMade(rel) && !(rel === LOCK_FILE);
-    },
-  }));
+  if (rule.kind === 'module') return moduleAreas(rule.pattern, sources);
+  const real = sources.resolve(rule.pattern);
+  const at = real?.path ?? rule.pattern;
+  const dir = sources.gitlinkOf(at) ?? at;
+  return [rule.pattern, ...(real?.via ?? []), dir].map((d) => ({ dir: d, covers: (p: string) => inside(d, p) }));
+}
+
+/** A unit's areas: its rules', and each file its key names that none of them holds (a link's target). */
+function unitAreas(u: UnitUse, sources: SourceFiles): Area[] {
+  const out = u.rules.flatMap((r) => areas(r, sources));
+  for (const p of Object.keys(u.files ?? {}))
+    if (!out.some((a) => inside(a.dir, p))) out.push({ dir: p, covers: (x) => inside(p, x) });
+  return out;
 }
 
 /**
@@ -51,8 +91,8 @@ export async function uncommittedFiles(
   sources: SourceFiles,
   units: UnitUse[],
 ): Promise<Problem[]> {
-  const per = units.map((u) => ({ name: u.name, areas: u.rules.flatMap((r) => areas(r, sources)) }));
-  const dirs = per.flatMap((u) => u.areas.map((a) => a.dir));
+  const per = units.map((u) => ({ name: u.name, areas: unitAreas(u, sources) }));
+  const dirs = [...new Set(per.flatMap((u) => u.areas.map((a) => a.dir)))];
   if (!dirs.length) return [];
   const changes = await workTreeChanges(root, dirs);
   if (!changes.size) return [];

@@ -1,17 +1,25 @@
 import type { TreeEntry } from './objects.js';
 import type { GitRepo } from './repo.js';
 
-/** A path in a commit: a tree (folder) or a file, with its object id. */
+/**
+ * What a path is in a commit: a folder, a file (its blob), a symbolic link (the blob of its
+ * target's path) or a submodule (the commit it pins).
+ */
+export type EntryKind = 'tree' | 'file' | 'link' | 'gitlink';
+
 export interface PathEntry {
-  type: 'tree' | 'file';
+  kind: EntryKind;
   oid: string;
+  /** Where it is: the path asked for, or the link or submodule met on the way to it. */
+  path: string;
 }
+
+const kindOf = (mode: TreeEntry['mode']): EntryKind =>
+  mode === '40000' ? 'tree' : mode === '120000' ? 'link' : mode === '160000' ? 'gitlink' : 'file';
 
 /**
  * The files of one commit, read through the repository's object reader (no process of its own):
- * only the subtrees asked for are read, each tree once. A file is a blob (its id names its bytes),
- * a symbolic link (the blob of its target) or a submodule (the commit it pins): all three are
- * what a tool run in the work tree would meet.
+ * only the subtrees asked for are read, each tree once.
  */
 export class CommitTree {
   private readonly trees = new Map<string, Promise<TreeEntry[]>>();
@@ -21,7 +29,6 @@ export class CommitTree {
     readonly rootTree: string,
   ) {}
 
-  /** The entries of a tree object (read once). */
   private entries(tree: string): Promise<TreeEntry[]> {
     let e = this.trees.get(tree);
     if (!e) {
@@ -31,40 +38,44 @@ export class CommitTree {
     return e;
   }
 
-  /** What `path` is in the commit ('' is the root), or undefined when it holds nothing there. */
+  /**
+   * What `path` is ('' is the root); a link or submodule on the way is returned as itself (what
+   * lies behind it is elsewhere); undefined when the commit holds nothing there.
+   */
   async entry(path: string): Promise<PathEntry | undefined> {
-    let at: PathEntry = { type: 'tree', oid: this.rootTree };
+    let at: PathEntry = { kind: 'tree', oid: this.rootTree, path: '' };
     for (const part of path.split('/').filter(Boolean)) {
-      if (at.type !== 'tree') return undefined;
+      if (at.kind !== 'tree') return at;
       const e = (await this.entries(at.oid)).find((x) => x.name === part);
       if (!e) return undefined;
-      at = { type: e.mode === '40000' ? 'tree' : 'file', oid: e.oid };
+      at = { kind: kindOf(e.mode), oid: e.oid, path: at.path ? `${at.path}/${part}` : part };
     }
     return at;
   }
 
-  /** Every file at or under `path`, by its path from the repository root. */
-  async list(path: string): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
+  /** Every entry but folders at or under `path` (or the link or submodule on the way to it). */
+  async list(path: string): Promise<PathEntry[]> {
     const top = await this.entry(path);
-    if (!top) return out;
-    if (top.type === 'file') return out.set(path, top.oid);
+    if (!top) return [];
+    if (top.kind !== 'tree') return [top];
+    const out: PathEntry[] = [];
     const walk = async (tree: string, at: string): Promise<void> => {
       const entries = await this.entries(tree);
       await Promise.all(
         entries.map((e) => {
           const p = at ? `${at}/${e.name}` : e.name;
-          if (e.mode === '40000') return walk(e.oid, p);
-          out.set(p, e.oid);
+          const kind = kindOf(e.mode);
+          if (kind === 'tree') return walk(e.oid, p);
+          out.push({ kind, oid: e.oid, path: p });
           return undefined;
         }),
       );
     };
-    await walk(top.oid, path);
+    await walk(top.oid, top.path);
     return out;
   }
 
-  /** A file's bytes. */
+  /** A blob's bytes. */
   async read(oid: string): Promise<Buffer | undefined> {
     const o = await this.repo.readObject(oid);
     return o?.type === 'blob' ? o.body : undefined;

@@ -15,7 +15,8 @@ const CHUNK = 1000;
  */
 export async function workTreeChanges(root: string, pathspecs: string[]): Promise<Map<string, WorkTreeChange>> {
   const out = new Map<string, WorkTreeChange>();
-  const specs = [...new Set(pathspecs.map((p) => (p === '' ? '.' : p)))];
+  // `:(top,literal)` + path: from the repository root, no pattern characters; '' is the whole tree.
+  const specs = [...new Set(pathspecs)];
   for (let i = 0; i < specs.length; i += CHUNK) {
     const args = ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'];
     const r = await runGit([...args, '--', ...specs.slice(i, i + CHUNK).map((p) => `:(top,literal)${p}`)], {

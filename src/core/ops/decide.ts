@@ -85,7 +85,7 @@ export function decide(
   if (c?.state === 'failed') {
     if (c.retryable !== false || opts.retry?.has(name)) return execute('retry');
     // A non-retryable failure waits for `nyl recover --retry`, unless what failed has changed since.
-    if (c.executionKey && keyMatch(desired, c.executionKey, undefined) === 'different') return execute('changed');
+    if (c.executionKey && keyMatch(desired, c.executionKey, c.files) === 'different') return execute('changed');
     return { action: 'wait', state: 'failed', reason: c.reason };
   }
   if (!observed?.receipt) return execute('new');

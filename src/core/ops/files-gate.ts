@@ -35,12 +35,9 @@ export async function uncommitted(
     .filter((u) => usesFiles(u.kind))
     .map((u) => {
       const spec = (u.spec ?? sel.units.get(u.name)?.doc.spec ?? {}) as Record<string, unknown>;
-      const rules = rulesOf(u.kind, spec).filter((r) => !r.pattern.includes('$'));
-      for (const p of Object.keys(u.files ?? {}))
-        if (!rules.some((r) => r.pattern === p)) rules.push({ kind: 'path', pattern: p, field: 'files' });
-      return { name: u.name, rules };
+      return { name: u.name, rules: rulesOf(u.kind, spec), ...(u.files ? { files: u.files } : {}) };
     })
-    .filter((u) => u.rules.length);
+    .filter((u) => u.rules.length || Object.keys(u.files ?? {}).length);
   return uncommittedFiles(ctx.repo.root, source, sources, uses);
 }
 

@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/load.js';
 import type { Selection } from '../resolve/select.js';
 import { selectEnvironment } from '../resolve/select.js';
-import { withSources } from '../resolve/unit-sources.js';
+import { configuredFiles, withSources } from '../resolve/unit-sources.js';
 import { leaseVerdict } from '../state/lease.js';
 import type { EnvState } from '../state/read.js';
 import { emptyEnvState } from '../state/read.js';
@@ -40,11 +40,13 @@ export function computePlan(sel: Selection, recorded: EnvState, now: number, ask
   const rows: UnitRow[] = [];
   for (const e of evaluateAll(sel, state, recoveryOptions(recovery, { driftRepair: sel.driftRepair })).values()) {
     const ev = e.evaluation;
+    const u = sel.units.get(e.name);
+    const files = e.desired?.files ?? (u ? configuredFiles(sel, u) : undefined);
     const row: Omit<UnitRow, 'result' | 'detail'> = {
       unit: e.name,
       kind: e.kind,
       executionKey: e.desired?.executionKey,
-      ...(e.desired?.files ? { files: e.desired.files } : {}),
+      ...(files ? { files } : {}),
     };
     if (ev.action === 'pending' && !ev.regardless) {
       const mapped = sel.units.get(e.name)?.unresolved;
@@ -87,10 +89,16 @@ export function keptKey(executionKey: string | undefined): string | undefined {
   return executionKey ? sha256Key(executionKey).slice(7, 15) : undefined;
 }
 
-/** A unit's configuration as written (kind, name, spec, dependencies): known before its inputs are. */
+/**
+ * A unit's configuration as written (kind, name, spec, dependencies) and the files it names
+ * outright: known before its inputs are.
+ */
 export function configKey(sel: Selection, unit: string): string {
   const u = sel.units.get(unit);
-  return u ? sha256Key({ kind: u.doc.kind, name: u.doc.name, spec: u.doc.spec, deps: u.deps }) : '';
+  if (!u) return '';
+  const files = configuredFiles(sel, u);
+  const named = files && Object.keys(files).length ? { files } : {};
+  return sha256Key({ kind: u.doc.kind, name: u.doc.name, spec: u.doc.spec, deps: u.deps, ...named });
 }
 
 /** Refuses a plan token that no longer names the state: says what changed (NYL-PLAN-STALE, exit 2). */

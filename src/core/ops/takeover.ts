@@ -214,6 +214,7 @@ export function importRuns(
             retryable: cp.retryable,
             exitCode: cp.exitCode,
             executionKey: cp.executionKey,
+            ...withFiles(cp.files),
             ...(cp.attempts ? { attempts: cp.attempts } : {}),
           },
         });

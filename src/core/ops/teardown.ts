@@ -81,7 +81,12 @@ export async function teardown(
       extra: [['teardown', 'nothing recorded']],
     };
 
-  await refuseUncommitted(ctx, sel, cfg.source, [...docs.values()].map(toolUnit));
+  // A destroy runs on the working tree: its files are the commit's (a held unit, or a Command
+  // without destroy, runs nothing).
+  const destroying = [...docs.values()].filter(
+    (d) => !state.observed.get(d.name)?.hold && (d.kind !== 'Command' || d.spec.destroy !== undefined),
+  );
+  await refuseUncommitted(ctx, sel, cfg.source, destroying.map(toolUnit));
   const { run, session, record } = await startRun(
     ctx,
     original,

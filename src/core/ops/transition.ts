@@ -67,7 +67,9 @@ const bodies = new WeakMap<DesiredUnit, Buffer>();
 export function desiredBody(d: DesiredUnit): Buffer {
   let body = bodies.get(d);
   if (!body) {
-    body = Buffer.from(prettyJson(d));
+    // A unit that uses no file keeps the document (and key) it had before file keys.
+    const { files, ...rest } = d;
+    body = Buffer.from(prettyJson(files && Object.keys(files).length ? d : rest));
     bodies.set(d, body);
   }
   return body;

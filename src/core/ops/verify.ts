@@ -42,9 +42,12 @@ export async function verify(ctx: OpContext, opts: { environment: string; parall
     ctx,
     sel,
     cfg.source,
-    targets.flatMap((e) =>
-      e.observed?.receipt && e.desired && verifiable(e.kind, e.desired.spec) ? [toolUnit(e.desired)] : [],
-    ),
+    targets.flatMap((e) => {
+      const r = e.observed?.receipt;
+      const d = e.desired;
+      const checked = r && d && keyMatch(d, r.executionKey, r.files) !== 'different' && verifiable(e.kind, d.spec);
+      return checked ? [toolUnit(d)] : [];
+    }),
   );
   const results = await mapPool(targets, opts.parallelism ?? DEFAULT_PARALLELISM, async (e) => {
     const o = e.observed;

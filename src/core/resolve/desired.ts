@@ -97,20 +97,29 @@ export function resolveUnit(
   };
 }
 
-/** The identities of the files a unit's resolved spec names; a Command's `files` take its item's values. */
+/**
+ * The identities of the files a unit's resolved spec names. A Command's spec keeps its expressions
+ * (they reach bash as variables), so its paths take its item's values here (`./${{ each.key }}.sh`).
+ */
 function filesOf(
   u: UnitConfig,
   spec: Record<string, unknown>,
   each: (path: string) => string | undefined,
   sources: SourceFiles,
 ): FileIds {
-  const named =
-    u.doc.kind === 'Command' && Array.isArray(spec.files)
-      ? { ...spec, files: spec.files.map((f) => (typeof f === 'string' ? substitute(f, (r) => r.text, each) : f)) }
-      : spec;
+  const named = u.doc.kind === 'Command' && u.instance ? withItem(spec, each) : spec;
   const { files, problems } = sources.identity(rulesOf(u.doc.kind, named));
   if (problems.length) throw new UnitFilesError(u.doc.name, problems);
   return files;
+}
+
+/** A Command spec's scripts and files with `${{ each.* }}` replaced by the item's values (output references kept). */
+function withItem(spec: Record<string, unknown>, each: (path: string) => string | undefined): Record<string, unknown> {
+  const fill = (v: unknown) => (typeof v === 'string' ? substitute(v, (r) => r.text, each) : v);
+  const out: Record<string, unknown> = { ...spec };
+  for (const k of ['run', 'check', 'inspect', 'destroy']) if (k in out) out[k] = fill(out[k]);
+  if (Array.isArray(out.files)) out.files = out.files.map(fill);
+  return out;
 }
 
 type KeyedDocument = Pick<DesiredUnit, 'kind' | 'name' | 'spec' | 'inputs' | 'files'>;

@@ -1,7 +1,7 @@
 import type { Config, UnitConfig } from '../config/load.js';
 import { type FileRule, rulesOf, usesFiles } from '../files/rules.js';
 import { readSources } from '../files/snapshot.js';
-import { SourceFiles } from '../files/source-files.js';
+import { type FileIds, SourceFiles } from '../files/source-files.js';
 import type { GitRepo } from '../git/repo.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import type { Selection } from './select.js';
@@ -20,11 +20,20 @@ export async function withSources(repo: GitRepo, cfg: Config, sel: Selection): P
   if (!cfg.tree) return sel;
   const configs = [...(sel.mapping?.config ?? sel.units).values()];
   const rules = configs.flatMap(configuredRules);
-  const sources = rules.length ? await readSources(repo, cfg.tree, rules) : new SourceFiles(new Map(), new Map());
+  const sources = rules.length ? await readSources(repo, cfg.tree, rules, cfg.files) : SourceFiles.empty();
   sel.sources = sources;
   const problems = configs.flatMap((u) => staticProblems(u, sources));
   if (problems.length) throw new NylError(problems);
   return sel;
+}
+
+/**
+ * The identities of the files a unit's configuration names outright (paths without an expression):
+ * what a unit whose inputs are not known yet is known to use.
+ */
+export function configuredFiles(sel: Selection, u: UnitConfig): FileIds | undefined {
+  if (!sel.sources || !usesFiles(u.doc.kind)) return undefined;
+  return sel.sources.identity(configuredRules(u).filter((r) => !r.pattern.includes('$'))).files;
 }
 
 function staticProblems(u: UnitConfig, sources: SourceFiles): Problem[] {

@@ -143,6 +143,8 @@ export interface Condition {
   exitCode?: number;
   /** Execution key of the attempt that failed (a changed desired document runs again). */
   executionKey?: string;
+  /** The identities of that attempt's files (see Receipt): absent from a failure of a nyl before file keys. */
+  files?: Record<string, string>;
   /** Whether the run named had checkpointed the unit when the condition was recorded (else a later checkpoint is late). */
   checkpointed?: boolean;
   /** The configuration revision of the attempt (launch settings, variable names): see ops/revision.ts. */

@@ -148,6 +148,7 @@ const condition = z.looseObject({
   retryable: opt(z.boolean()),
   exitCode: opt(num),
   executionKey: opt(str),
+  files: opt(strings),
   checkpointed: opt(z.boolean()),
   revision: opt(str),
   attempts: opt(attempts),

@@ -4,7 +4,7 @@ import { type DesiredUnit, withFiles } from '../../resolve/desired.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../../state/documents.js';
 import { Exit, type Problem, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { ADOPTED, whyText, wouldText } from '../decide.js';
+import { ADOPTED, type Change, whyText, wouldText } from '../decide.js';
 import type { Evaluation } from '../evaluate.js';
 import { withoutSecretOutputs } from '../outputs.js';
 import type { UnitRow } from '../report.js';
@@ -29,6 +29,8 @@ export interface Task {
   prior?: ObservedUnit;
   /** Its configuration revision, recorded with a failure (a recovery run compares it). */
   revision?: string;
+  /** The files that changed since its receipt, when that is why it runs: its row says so. */
+  change?: Change;
 }
 
 /**
@@ -138,7 +140,7 @@ export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, s
         unit: t.name,
         kind: t.desired.kind,
         result: t.why === 'recover' ? 'recovered' : 'executed',
-        detail: '',
+        detail: t.change ? whyText({ why: 'changed', change: t.change }) : '',
         durationMs: r.durationMs,
         executionKey: t.desired.executionKey,
       },
@@ -157,6 +159,7 @@ export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, s
           retryable: r.retryable,
           exitCode: r.exitCode,
           executionKey: t.desired.executionKey,
+          ...withFiles(t.desired.files),
           ...(t.revision ? { revision: t.revision } : {}),
         }
       : {

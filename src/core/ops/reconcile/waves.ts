@@ -120,7 +120,14 @@ function evaluateWave(r: RunInput, w: number, ex: Executed) {
         desired: ev.desired,
       });
     } else if (e.action === 'execute' && ev.desired) {
-      toRun.push({ name, desired: ev.desired, why: e.why, prior: ev.observed, revision: revisionOf(r, name) });
+      toRun.push({
+        name,
+        desired: ev.desired,
+        why: e.why,
+        prior: ev.observed,
+        revision: revisionOf(r, name),
+        ...(e.change ? { change: e.change } : {}),
+      });
       ex.executions.set(name, e);
     } else if (e.action === 'inspect' && ev.desired) {
       toInspect.push({ name, desired: ev.desired, prior: ev.observed, revision: revisionOf(r, name) });

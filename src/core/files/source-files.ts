@@ -146,8 +146,14 @@ class Identity {
     for (const l of real?.via ?? []) this.add(l);
     const at = real?.path;
     const gitlink = at === undefined ? undefined : this.s.gitlinkOf(at);
-    if (gitlink) return this.add(gitlink);
-    if (at !== undefined && this.s.data.files.has(at)) return this.add(at);
+    if (gitlink) {
+      this.add(gitlink);
+      return;
+    }
+    if (at !== undefined && this.s.data.files.has(at)) {
+      this.add(at);
+      return;
+    }
     const found = at === undefined ? [] : this.s.under(at);
     for (const f of found) this.add(f);
     if (!found.length && say) say(`${p || '.'}: no such file or folder in the source commit`);
@@ -168,7 +174,10 @@ class Identity {
     if (at === undefined || this.modules.has(at)) return;
     this.modules.add(at);
     const gitlink = this.s.gitlinkOf(at);
-    if (gitlink) return this.add(gitlink);
+    if (gitlink) {
+      this.add(gitlink);
+      return;
+    }
     const inside = this.s.under(at);
     if (this.s.data.files.has(at) || !inside.length) {
       say(

@@ -5,7 +5,7 @@
  * (reconcile with plan-from-pr) executes exactly the reviewed plan when the merge resolves to the
  * same documents, and refuses a plan another merge made stale, posting the new plan on the PR.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPOSITORY, type Step, setup, step, type Work } from './helpers/action-step.js';
@@ -108,6 +108,38 @@ describe('plans on pull requests', () => {
       app: 2,
       other: 1,
     });
+  });
+
+  it('a pull request that edits only a deploy script: the comment names the file, the merge deploys it and its summary says why', async () => {
+    const marks = tempDir('nyl-marks-');
+    const script = (v: string) => `#!/bin/bash\necho run >> ${marks}/deploy # ${v}\n`;
+    const w = setup(`${ENV_DEV}${command('deploy', './scripts/deploy.sh')}${command('other', 'true')}`);
+    mkdirSync(join(w.dir, 'scripts'));
+    writeFileSync(join(w.dir, 'scripts/deploy.sh'), script('v1'), { mode: 0o755 });
+    git(w.dir, 'add', 'scripts');
+    git(w.dir, 'commit', '-qm', 'deploy script');
+    expect((await step('reconcile', w, { inputs: { environment: 'dev' } })).code).toBe(0);
+    expect(runs(marks, 'deploy')).toBe(1);
+    const main = git(w.dir, 'rev-parse', 'HEAD');
+    git(w.dir, 'checkout', '-q', '-b', 'pr-9');
+    writeFileSync(join(w.dir, 'scripts/deploy.sh'), script('v2'));
+    git(w.dir, 'commit', '-qam', 'deploy: v2');
+
+    const plan = await planStep(w, 9);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    const body = gh.commentsOn(9)[0]?.body ?? '';
+    expect(body).toContain('| deploy | Command | execute | files changed: scripts/deploy.sh |');
+    expect(body).toContain('| other | Command | current |');
+
+    git(w.dir, 'checkout', '-q', main);
+    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #9', 'pr-9');
+    const merge = git(w.dir, 'rev-parse', 'HEAD');
+    gh.pulls.set(merge, [{ number: 9, merge_commit_sha: merge }]);
+    const deploy = await deployStep(w, merge);
+    expect(deploy.code, deploy.stdout + deploy.stderr).toBe(0);
+    expect(deploy.outputs).toMatchObject({ result: 'success', executed: '1', current: '1' });
+    expect(runs(marks, 'deploy')).toBe(2);
+    expect(deploy.summary).toContain('files changed: scripts/deploy.sh');
   });
 
   it('a merge after another pull request changed a shared unit: stale, refused (exit 2), the new plan posted on the PR, nothing executed', async () => {

@@ -280,6 +280,24 @@ describe('Command units keyed by their files', () => {
     expect(details(r.stdout)).toMatchObject({ deploy: 'files changed: tools/deploy.sh' });
   });
 
+  it('a link that points outside the repository is keyed as the link it is', async () => {
+    const dir = makeRepo({
+      'nyl.yaml': `${ENV_DEV}---\nkind: Command\nname: c\nspec:\n  run: ./scripts/outside.sh\n  check: "true"\n---\nkind: Command\nname: d\nspec:\n  run: "true"\n  files: [config/ext.conf]\n`,
+    });
+    mkdirSync(join(dir, 'scripts'));
+    mkdirSync(join(dir, 'config'));
+    symlinkSync('/bin/true', join(dir, 'scripts/outside.sh'));
+    symlinkSync('../../etc/hostname', join(dir, 'config/ext.conf'));
+    commitFiles(dir, {});
+    const plan = await nylJson<Json>(dir, ['plan', ...LOCAL]);
+    expect(plan.code, out(plan)).toBe(0);
+    const files = Object.fromEntries(plan.json.rows.map((r: Json) => [r.unit, r.files]));
+    expect(files).toEqual({
+      c: { 'scripts/outside.sh': git(dir, 'rev-parse', 'HEAD:scripts/outside.sh') },
+      d: { 'config/ext.conf': git(dir, 'rev-parse', 'HEAD:config/ext.conf') },
+    });
+  });
+
   it('a submodule is keyed by the commit it pins', async () => {
     const dir = makeRepo({
       'nyl.yaml': `${ENV_DEV}---\nkind: Command\nname: c\nspec:\n  run: "true"\n  files: [vendor/lib/tool.sh]\n`,

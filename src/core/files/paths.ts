@@ -3,6 +3,13 @@ import { posix } from 'node:path';
 /** Whether `p` is `dir` or lies under it ('' is the repository root). */
 export const inside = (dir: string, p: string) => dir === '' || p === dir || p.startsWith(`${dir}/`);
 
+/** Whether one of `set` holds `p` (is it, or a folder above it): each of p's folders looked up once. */
+export function underAny(set: Set<string>, p: string): boolean {
+  if (set.has('') || set.has(p)) return true;
+  for (let i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) if (set.has(p.slice(0, i))) return true;
+  return false;
+}
+
 /** The folder of a path ('' at the root). */
 export const folderOf = (p: string) => (posix.dirname(p) === '.' ? '' : posix.dirname(p));
 
@@ -20,6 +27,7 @@ export function linkTarget(link: string, target: string): string | null {
  * or they go round in a circle.
  */
 export function realPath(p: string, links: Map<string, string | null>): { path: string; via: string[] } | undefined {
+  if (!links.size) return { path: p, via: [] };
   let cur = p;
   const via: string[] = [];
   for (let hop = 0; hop < 40; hop++) {

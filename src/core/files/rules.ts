@@ -50,6 +50,7 @@ const INTERPRETERS = new Set(['bash', 'sh', 'zsh', 'dash', 'python', 'python3', 
  * is: it is kept, to be filled in per instance). Continuation lines are arguments.
  */
 export function scriptPaths(script: string): string[] {
+  if (!script.includes('/') && !/\b(bash|sh|zsh|dash|python3?|node|ruby|perl|pwsh)\b/.test(script)) return [];
   const out: string[] = [];
   let continued = false;
   for (const raw of script.split('\n')) {
@@ -81,8 +82,19 @@ export const usesFiles = (kind: string) => kind === 'Command' || kind === 'Terra
 
 const SCRIPT_FIELDS = ['run', 'check', 'inspect', 'destroy'] as const;
 
+/** Rules by spec object: a configuration's specs are read many times (selection, resolution, the checks). */
+const ruleMemo = new WeakMap<object, { kind: string; rules: FileRule[] }>();
+
 /** The rules of a unit's spec: what its key covers of the commit. OciImage: none (its source digest is its identity). */
 export function rulesOf(kind: string, spec: Record<string, unknown>): FileRule[] {
+  const hit = ruleMemo.get(spec);
+  if (hit?.kind === kind) return hit.rules;
+  const rules = computeRules(kind, spec);
+  ruleMemo.set(spec, { kind, rules });
+  return rules;
+}
+
+function computeRules(kind: string, spec: Record<string, unknown>): FileRule[] {
   if (kind === 'Terraform' || kind === 'OpenTofu') {
     const rules: FileRule[] = [];
     const module = typeof spec.module === 'string' ? normalPath(spec.module) : undefined;

@@ -1,6 +1,6 @@
 import { CommitTree, type PathEntry } from '../git/commit-tree.js';
 import type { GitRepo } from '../git/repo.js';
-import { folderOf, inside, linkTarget, realPath } from './paths.js';
+import { folderOf, inside, linkTarget, realPath, underAny } from './paths.js';
 import { type FileRule, staticPrefix } from './rules.js';
 import { type ModuleCalls, type SourceData, SourceFiles } from './source-files.js';
 import { calledFolder, isTfFile, localSources } from './tf-calls.js';
@@ -13,10 +13,11 @@ interface Cached {
   calls: [string, string[], string[]][];
 }
 
-/** Folders that none of the others holds: each is listed once. */
+/** Paths that none of the others holds (a folder above them): each is listed once. */
 function outermost(paths: string[]): string[] {
-  const sorted = [...new Set(paths)].sort();
-  return sorted.filter((p) => !sorted.some((q) => q !== p && inside(q, p)));
+  const all = new Set(paths);
+  if (all.has('')) return [''];
+  return [...all].filter((p) => !underAny(all, p.slice(0, Math.max(0, p.lastIndexOf('/'))) || '\0')).sort();
 }
 
 /** Rounds of links that point at links: past this many, the rest stay unfollowed (their own blobs are keyed). */
@@ -28,7 +29,7 @@ class Reading implements SourceData {
   readonly links = new Map<string, string | null>();
   readonly gitlinks = new Set<string>();
   readonly calls = new Map<string, ModuleCalls>();
-  private readonly listed: string[] = [];
+  private readonly listed = new Set<string>();
   private readonly unread: string[] = [];
 
   constructor(readonly tree: CommitTree) {}
@@ -37,8 +38,8 @@ class Reading implements SourceData {
   async list(paths: string[]): Promise<void> {
     let todo = paths;
     for (let round = 0; todo.length && round < LINK_ROUNDS; round++) {
-      const fresh = outermost(todo).filter((d) => !this.listed.some((r) => inside(r, d)));
-      this.listed.push(...fresh);
+      const fresh = outermost(todo).filter((d) => !underAny(this.listed, d));
+      for (const d of fresh) this.listed.add(d);
       for (const found of await Promise.all(fresh.map((d) => this.tree.list(d)))) for (const e of found) this.add(e);
       todo = await this.followLinks();
     }
@@ -77,17 +78,20 @@ class Reading implements SourceData {
  * under a module rule's prefix, followed to the folders they call (listed too). Trees and blobs
  * come through the repository's object reader, each once; the result is kept in the derived cache
  * by the commit's tree and the rules' prefixes, so a second command on the same commit reads one
- * file. `exclude`: files no module folder's key covers (the configuration itself).
+ * file. `keep.exclude`: files no module folder's key covers (the configuration itself);
+ * `keep.modules`: every unit's module folder (another unit's is not this one's).
  */
 export async function readSources(
   repo: GitRepo,
   rootTree: string,
   rules: FileRule[],
-  exclude: string[] = [],
+  keep: { exclude?: string[]; modules?: string[] } = {},
 ): Promise<SourceFiles> {
   const roots = outermost(rules.map(staticPrefix));
   const moduleRoots = outermost(rules.filter((r) => r.kind === 'module').map(staticPrefix));
-  const modules = rules.filter((r) => r.kind === 'module' && !r.pattern.includes('$')).map((r) => r.pattern);
+  const modules =
+    keep.modules ?? rules.filter((r) => r.kind === 'module' && !r.pattern.includes('$')).map((r) => r.pattern);
+  const exclude = keep.exclude ?? [];
   const key = `${rootTree}\0${JSON.stringify([roots, moduleRoots])}`;
   const hit = repo.derived.get<Cached>('sources', key);
   if (hit) return new SourceFiles(fromCache(hit), { modules, exclude });

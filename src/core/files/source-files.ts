@@ -41,6 +41,8 @@ export interface SourceData {
 export class SourceFiles {
   private readonly sorted: string[];
   private readonly memo = new Map<string, { files: FileIds; problems: FileProblem[] }>();
+  /** The same rules asked again (rules/rulesOf keeps one array per spec): no key to build. */
+  private readonly byArray = new WeakMap<FileRule[], { files: FileIds; problems: FileProblem[] }>();
   private readonly modules: string[];
   private readonly exclude: Set<string>;
 
@@ -82,6 +84,7 @@ export class SourceFiles {
 
   /** The submodule a path lies in (or is), if any. */
   gitlinkOf(p: string): string | undefined {
+    if (!this.data.gitlinks.size) return undefined;
     for (const g of this.data.gitlinks) if (inside(g, p)) return g;
     return undefined;
   }
@@ -93,12 +96,15 @@ export class SourceFiles {
 
   /** What the rules cover, and what they name that the commit does not hold. */
   identity(rules: FileRule[]): { files: FileIds; problems: FileProblem[] } {
+    const same = this.byArray.get(rules);
+    if (same) return same;
     const key = JSON.stringify(rules);
     let hit = this.memo.get(key);
     if (!hit) {
       hit = new Identity(this).of(rules);
       this.memo.set(key, hit);
     }
+    this.byArray.set(rules, hit);
     return hit;
   }
 
@@ -142,6 +148,11 @@ class Identity {
 
   /** A file or every file of a folder; `say` when nothing is there (a script that is not a file is no problem). */
   private path(p: string, say: ((m: string) => void) | undefined): void {
+    // A link named itself: keyed, with what it points at when that is in the repository.
+    if (this.s.data.links.has(p)) {
+      this.add(p);
+      return;
+    }
     const real = this.s.resolve(p);
     for (const l of real?.via ?? []) this.add(l);
     const at = real?.path;
@@ -171,7 +182,11 @@ class Identity {
     const real = this.s.resolve(dir);
     for (const l of real?.via ?? []) this.add(l);
     const at = real?.path;
-    if (at === undefined || this.modules.has(at)) return;
+    if (at === undefined) {
+      say(`${dir} is a link to a folder outside the repository: nyl keys a unit by the files its source commit holds`);
+      return;
+    }
+    if (this.modules.has(at)) return;
     this.modules.add(at);
     const gitlink = this.s.gitlinkOf(at);
     if (gitlink) {

@@ -10,6 +10,10 @@ import type { Selection } from './select.js';
 const configuredRules = (u: UnitConfig): FileRule[] =>
   usesFiles(u.doc.kind) ? rulesOf(u.doc.kind, u.doc.spec as Record<string, unknown>) : [];
 
+/** The rules whose paths are written out (no expression): the same array when all are. */
+const fixedRules = (rules: FileRule[]): FileRule[] =>
+  rules.some((r) => r.pattern.includes('$')) ? rules.filter((r) => !r.pattern.includes('$')) : rules;
+
 /**
  * Reads the files an environment's units use from the source commit (files/snapshot.ts) into the
  * selection, so that resolution keys each unit by them. A path written out in the configuration
@@ -20,7 +24,14 @@ export async function withSources(repo: GitRepo, cfg: Config, sel: Selection): P
   if (!cfg.tree) return sel;
   const configs = [...(sel.mapping?.config ?? sel.units).values()];
   const rules = configs.flatMap(configuredRules);
-  const sources = rules.length ? await readSources(repo, cfg.tree, rules, cfg.files) : SourceFiles.empty();
+  // Every unit's module folder, of every environment: a unit's key is the same wherever it runs.
+  const modules = [...cfg.units.values()]
+    .flatMap((u) => fixedRules(configuredRules(u)))
+    .filter((r) => r.kind === 'module')
+    .map((r) => r.pattern);
+  const sources = rules.length
+    ? await readSources(repo, cfg.tree, rules, { exclude: cfg.files, modules })
+    : SourceFiles.empty();
   sel.sources = sources;
   const problems = configs.flatMap((u) => staticProblems(u, sources));
   if (problems.length) throw new NylError(problems);
@@ -33,11 +44,11 @@ export async function withSources(repo: GitRepo, cfg: Config, sel: Selection): P
  */
 export function configuredFiles(sel: Selection, u: UnitConfig): FileIds | undefined {
   if (!sel.sources || !usesFiles(u.doc.kind)) return undefined;
-  return sel.sources.identity(configuredRules(u).filter((r) => !r.pattern.includes('$'))).files;
+  return sel.sources.identity(fixedRules(configuredRules(u))).files;
 }
 
 function staticProblems(u: UnitConfig, sources: SourceFiles): Problem[] {
-  const rules = configuredRules(u).filter((r) => !r.pattern.includes('$'));
+  const rules = fixedRules(configuredRules(u));
   if (!rules.length) return [];
   return sources.identity(rules).problems.map((p) => {
     const path = p.field.split('.').map((x) => (/^\d+$/.test(x) ? Number(x) : x));

@@ -53,6 +53,15 @@ function planStep(w: Work, pr: number): Promise<Step> {
   });
 }
 
+/** Merges branch pr-N into `main` (the branch checked out when undefined), as GitHub merges pull request #N. */
+function mergePull(w: Work, main: string | undefined, pr: number): string {
+  if (main) git(w.dir, 'checkout', '-q', main);
+  git(w.dir, 'merge', '-q', '--no-ff', '-m', `Merge pull request #${pr}`, `pr-${pr}`);
+  const merge = git(w.dir, 'rev-parse', 'HEAD');
+  gh.pulls.set(merge, [{ number: pr, merge_commit_sha: merge }]);
+  return merge;
+}
+
 /** The deploy of a pushed merge commit: reconcile with plan-from-pr. */
 function deployStep(w: Work, sha: string): Promise<Step> {
   return step('reconcile', w, {
@@ -95,10 +104,7 @@ describe('plans on pull requests', () => {
     expect(git(w.bare, 'for-each-ref', 'refs/nyl/')).toBe(tips);
 
     // The merge commit: another commit, the same documents: the reviewed token is valid.
-    git(w.dir, 'checkout', '-q', main);
-    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #5', 'pr-5');
-    const merge = git(w.dir, 'rev-parse', 'HEAD');
-    gh.pulls.set(merge, [{ number: 5, merge_commit_sha: merge }]);
+    const merge = mergePull(w, main, 5);
     const deploy = await deployStep(w, merge);
     expect(deploy.code, deploy.stdout + deploy.stderr).toBe(0);
     expect(deploy.stdout).toContain(`executing the plan reviewed on pull request #5: ${second.outputs.token}`);
@@ -131,10 +137,7 @@ describe('plans on pull requests', () => {
     expect(body).toContain('| deploy | Command | execute | files changed: scripts/deploy.sh |');
     expect(body).toContain('| other | Command | current |');
 
-    git(w.dir, 'checkout', '-q', main);
-    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #9', 'pr-9');
-    const merge = git(w.dir, 'rev-parse', 'HEAD');
-    gh.pulls.set(merge, [{ number: 9, merge_commit_sha: merge }]);
+    const merge = mergePull(w, main, 9);
     const deploy = await deployStep(w, merge);
     expect(deploy.code, deploy.stdout + deploy.stderr).toBe(0);
     expect(deploy.outputs).toMatchObject({ result: 'success', executed: '1', current: '1' });
@@ -162,9 +165,7 @@ describe('plans on pull requests', () => {
     expect((await step('reconcile', w, { inputs: { environment: 'dev' } })).code).toBe(0);
     const before = { base: runs(marks, 'base'), app: runs(marks, 'app'), other: runs(marks, 'other') };
     // Then PR #6 is merged: its reviewed plan no longer holds.
-    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #6', 'pr-6');
-    const merge = git(w.dir, 'rev-parse', 'HEAD');
-    gh.pulls.set(merge, [{ number: 6, merge_commit_sha: merge }]);
+    const merge = mergePull(w, undefined, 6);
     const deploy = await deployStep(w, merge);
     expect(deploy.code).toBe(1);
     expect(deploy.outputs).toMatchObject({ result: 'refused', 'exit-code': '2' });
@@ -199,10 +200,7 @@ describe('plans on pull requests', () => {
     expect(comments[0]?.body).toBe(planted);
     expect(comments[1]?.body).toContain(`**Token**: \`${planned.outputs.token}\``);
 
-    git(w.dir, 'checkout', '-q', main);
-    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #8', 'pr-8');
-    const merge = git(w.dir, 'rev-parse', 'HEAD');
-    gh.pulls.set(merge, [{ number: 8, merge_commit_sha: merge }]);
+    const merge = mergePull(w, main, 8);
     const deploy = await deployStep(w, merge);
     expect(deploy.code, deploy.stdout + deploy.stderr).toBe(0);
     expect(deploy.stdout).toContain(`executing the plan reviewed on pull request #8: ${planned.outputs.token}`);

@@ -341,6 +341,11 @@ describe('Command units keyed by their files', () => {
       /^error NYL-CONFIG-FILES \(nyl\.yaml:9 spec\.files\.0\)\n {2}Command c: spec\.files\.0: scripts\/\*\.sh matches no file in the source commit\n {2}fix: correct spec\.files\.0/m,
     );
     expect(r.stderr).toMatch(/^error NYL-CONFIG-FILES \(nyl\.yaml:10 spec\.files\.1\)/m);
+    // The ways out still work on such a commit.
+    const brk = await nyl(dir, ['lease', 'break', ...LOCAL, '--reason', 'stuck']);
+    expect(brk.stderr).not.toMatch(/NYL-CONFIG-FILES/);
+    expect(brk.code, out(brk)).toBe(0);
+    expect((await nyl(dir, ['state', 'show', ...LOCAL])).stderr).not.toMatch(/NYL-CONFIG-FILES/);
     commitFiles(dir, {
       'nyl.yaml': `${ENV_DEV}---\nkind: Command\nname: c\nspec:\n  run: "true"\n  files: ["\${{ units.x.outputs.dir }}/a"]\n`,
     });

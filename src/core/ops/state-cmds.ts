@@ -10,7 +10,7 @@ import { loadEnvironment, type OpContext } from './workspace.js';
 
 /** `nyl state show`: the recorded documents of one unit (or every unit), as stored; unreadable ones say why. */
 export async function stateShow(ctx: OpContext, opts: { environment: string; unit?: string }): Promise<OpReport> {
-  const { state } = await loadEnvironment(ctx, opts.environment, () => true);
+  const { state } = await loadEnvironment(ctx, opts.environment, () => true, { files: 'lenient' });
   const recorded = (n: string) => state.observedFiles.has(FILES.unit(n)) || state.desiredFiles.has(FILES.unit(n));
   const all_ = [...state.observed.keys()].sort();
   // A group's name shows each of its recorded instances.

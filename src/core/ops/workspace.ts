@@ -104,13 +104,15 @@ export async function loadEnvironment(
   ctx: OpContext,
   environment: string,
   tolerate: (u: Unreadable) => boolean = () => false,
+  /** `files: 'lenient'`: a path naming nothing in the commit is left to resolution (a unit it makes invalid), not refused: for the ways out (lease break, state show/forget). */
+  opts: { files?: 'strict' | 'lenient' } = {},
 ): Promise<Loaded> {
   const cfg = await loadConfig(ctx.repo, {
     config: ctx.opts.config,
     cwd: ctx.opts.cwd,
     beforeParse: (files) => prefetchState(ctx, environment, files),
   });
-  const sel = await withSources(ctx.repo, cfg, selectEnvironment(cfg, environment));
+  const sel = await withSources(ctx.repo, cfg, selectEnvironment(cfg, environment), opts.files ?? 'strict');
   const read = await readState(ctx, sel, tolerate);
   expandFrom(sel, (u) => read.state.observed.get(u)?.receipt?.outputs);
   return {

@@ -20,7 +20,12 @@ const fixedRules = (rules: FileRule[]): FileRule[] =>
  * that names nothing in the commit is refused here, with its file and line (NYL-CONFIG-FILES); a
  * path an instance's item fills in is checked when the instance resolves.
  */
-export async function withSources(repo: GitRepo, cfg: Config, sel: Selection): Promise<Selection> {
+export async function withSources(
+  repo: GitRepo,
+  cfg: Config,
+  sel: Selection,
+  paths: 'strict' | 'lenient' = 'strict',
+): Promise<Selection> {
   if (!cfg.tree) return sel;
   const configs = [...(sel.mapping?.config ?? sel.units).values()];
   const rules = configs.flatMap(configuredRules);
@@ -33,7 +38,7 @@ export async function withSources(repo: GitRepo, cfg: Config, sel: Selection): P
     ? await readSources(repo, cfg.tree, rules, { exclude: cfg.files, modules })
     : SourceFiles.empty();
   sel.sources = sources;
-  const problems = configs.flatMap((u) => staticProblems(u, sources));
+  const problems = paths === 'strict' ? configs.flatMap((u) => staticProblems(u, sources)) : [];
   if (problems.length) throw new NylError(problems);
   return sel;
 }

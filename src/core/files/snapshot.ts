@@ -122,7 +122,9 @@ function tfFolders(files: Map<string, string>, within: string[]): Map<string, st
   for (const p of files.keys()) {
     if (!isTfFile(p) || !within.some((r) => inside(r, p))) continue;
     const dir = folderOf(p);
-    out.set(dir, [...(out.get(dir) ?? []), p]);
+    const list = out.get(dir);
+    if (list) list.push(p);
+    else out.set(dir, [p]);
   }
   return out;
 }

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import picomatch from 'picomatch';
 import { type WorkTreeChange, workTreeChanges } from '../git/worktree-status.js';
 import { Exit, type Problem, problem } from '../util/errors.js';
-import { inside } from './paths.js';
+import { folderOf, inside, underAny } from './paths.js';
 import { type FileRule, staticPrefix } from './rules.js';
 import type { FileIds, SourceFiles } from './source-files.js';
 import { toolMade } from './tf-calls.js';
@@ -79,6 +79,28 @@ function unitAreas(u: UnitUse, sources: SourceFiles): Area[] {
   return out;
 }
 
+/** Past this many paths in one folder, `git status` is asked for the folder (matching each path against every pathspec costs more). */
+const FOLDER_AFTER = 16;
+
+/**
+ * What `git status` is asked about: each path once, none under another; the paths of a folder
+ * that holds many are asked as the folder (what is reported is filtered by each unit's areas).
+ */
+function pathspecs(paths: string[]): string[] {
+  const all = new Set(paths);
+  if (all.has('')) return [''];
+  const byFolder = new Map<string, string[]>();
+  for (const p of all) {
+    const f = folderOf(p);
+    const list = byFolder.get(f);
+    if (list) list.push(p);
+    else byFolder.set(f, [p]);
+  }
+  const out = new Set<string>();
+  for (const [f, ps] of byFolder) for (const p of f && ps.length > FOLDER_AFTER ? [f] : ps) out.add(p);
+  return [...out].filter((p) => !underAny(out, folderOf(p) || '\0'));
+}
+
 /**
  * The units whose files in the working tree are not the source commit's: the tools run on the
  * working tree, while the key and the receipt name the commit's files, so such a run would apply
@@ -92,7 +114,7 @@ export async function uncommittedFiles(
   units: UnitUse[],
 ): Promise<Problem[]> {
   const per = units.map((u) => ({ name: u.name, areas: unitAreas(u, sources) }));
-  const dirs = [...new Set(per.flatMap((u) => u.areas.map((a) => a.dir)))];
+  const dirs = pathspecs(per.flatMap((u) => u.areas.map((a) => a.dir)));
   if (!dirs.length) return [];
   const changes = await workTreeChanges(root, dirs);
   if (!changes.size) return [];

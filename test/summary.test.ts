@@ -13,7 +13,7 @@ import {
   unitAnnotations,
   WORKFLOWS,
 } from '../src/actions/summary.js';
-import type { RunReport, UnitRow } from '../src/core/ops/report.js';
+import type { RunReport, UnitRow } from '../src/core/ops/workspace/report.js';
 import type { Problem } from '../src/core/util/errors.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { referenceVariable, scanReferences, shellSafeScript } from '../src/core/config/references.js';
 import { parseOutputFile } from '../src/core/drivers/command.js';
-import { countsText, transitionMessage } from '../src/core/ops/message.js';
+import { countsText, transitionMessage } from '../src/core/ops/transition/message.js';
 import { canonicalJson, sha256Key } from '../src/core/util/canonical.js';
 import { formatDuration, parseDuration } from '../src/core/util/duration.js';
 import { Masker } from '../src/core/util/mask.js';

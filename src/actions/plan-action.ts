@@ -1,9 +1,9 @@
 import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
-import { listEnvironments } from '../core/ops/environments.js';
-import { plan } from '../core/ops/plan.js';
-import type { RunReport } from '../core/ops/report.js';
-import { openWorkspace } from '../core/ops/workspace.js';
+import { plan } from '../core/ops/plan/plan.js';
+import { listEnvironments } from '../core/ops/status/environments.js';
+import type { RunReport } from '../core/ops/workspace/report.js';
+import { openWorkspace } from '../core/ops/workspace/workspace.js';
 import { endAll, endGently } from '../core/proc/children.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
 import { parseDuration } from '../core/util/duration.js';

@@ -1,6 +1,6 @@
 import * as core from '@actions/core';
-import { releaseAbandoned } from '../core/ops/abandon.js';
-import { type OpContext, openWorkspace } from '../core/ops/workspace.js';
+import { releaseAbandoned } from '../core/ops/runs/abandon.js';
+import { type OpContext, openWorkspace } from '../core/ops/workspace/workspace.js';
 import { signalGroup } from '../core/proc/children.js';
 import { groupAlive, groupsListedIn } from '../core/proc/watchdog.js';
 import { currentHolder } from '../core/state/lease.js';

@@ -1,6 +1,6 @@
 import type { getOctokit } from '@actions/github';
-import { keptKey } from '../core/ops/plan.js';
-import type { RunReport, UnitRow } from '../core/ops/report.js';
+import { keptKey } from '../core/ops/plan/plan.js';
+import type { RunReport, UnitRow } from '../core/ops/workspace/report.js';
 import { inline } from './summary.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { OpReport, RunReport, UnitRow } from '../core/ops/report.js';
+import type { OpReport, RunReport, UnitRow } from '../core/ops/workspace/report.js';
 import { canonicalJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
 

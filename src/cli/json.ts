@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
+import type { OpReport, RunReport, StatusReport } from '../core/ops/workspace/report.js';
 import type { Problem } from '../core/util/errors.js';
 import { described } from '../core/util/zod.js';
 

@@ -1,4 +1,4 @@
-import type { ProgressEvent } from '../core/ops/workspace.js';
+import type { ProgressEvent } from '../core/ops/workspace/workspace.js';
 import { formatDuration } from '../core/util/duration.js';
 
 /**

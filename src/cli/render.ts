@@ -1,4 +1,4 @@
-import type { OpReport, RunReport, StatusReport } from '../core/ops/report.js';
+import type { OpReport, RunReport, StatusReport } from '../core/ops/workspace/report.js';
 import { canonicalJson, prettyJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
 

@@ -1,5 +1,5 @@
 import { getOctokit } from '@actions/github';
-import type { JobLookup, JobState } from '../core/ops/github-job.js';
+import type { JobLookup, JobState } from '../core/ops/lease/github-job.js';
 import type { GithubJob } from '../core/state/documents.js';
 
 type Octokit = ReturnType<typeof getOctokit>;

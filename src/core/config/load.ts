@@ -4,13 +4,13 @@ import * as z from 'zod/mini';
 import type { $ZodIssue, $ZodType } from 'zod/v4/core';
 import { jsonExact } from '../git/derived-cache.js';
 import type { GitRepo } from '../git/repo.js';
-import { type ForEachSource, type Item, parseForEach } from '../resolve/for-each.js';
-import { promotionOf } from '../resolve/select.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
 import { validFast } from '../util/fast-validate.js';
 import '../util/zod.js';
 import { DEFAULT_CONFIG_FILES } from './default-files.js';
 import { readFast } from './fast-yaml.js';
+import { type ForEachSource, type Item, parseForEach } from './for-each.js';
+import { promotionOf } from './promotion.js';
 import { type Reference, scanReferences } from './references.js';
 import {
   type EnvironmentDoc,

@@ -1,10 +1,11 @@
+import { eachValue } from '../config/for-each.js';
 import type { UnitConfig } from '../config/load.js';
 import { eachInput, type Reference, substitute } from '../config/references.js';
 import { rulesOf, usesFiles } from '../files/rules.js';
 import { changedPaths, type FileIds, type FileProblem, type SourceFiles } from '../files/source-files.js';
 import { sha256Key } from '../util/canonical.js';
 import { parseDuration } from '../util/duration.js';
-import { eachValue } from './for-each.js';
+import type { Outputs } from './outputs.js';
 
 export const DEFAULT_TIMEOUT_MS = 30 * 60_000;
 
@@ -27,8 +28,6 @@ export interface DesiredUnit {
    */
   files?: FileIds;
 }
-
-export type Outputs = Record<string, string>;
 
 export class MissingOutputError extends Error {
   constructor(

@@ -2,7 +2,7 @@ import type { RunRecord } from '../../state/documents.js';
 import { plannedReconciles } from '../../state/history-read.js';
 import { readEnvironment } from '../../state/read.js';
 import { Exit, type ExitCode } from '../../util/errors.js';
-import type { OpContext } from '../workspace.js';
+import type { OpContext } from '../workspace/workspace.js';
 
 /** How far back the run history is read for the run a batch lost track of. */
 const LOOK_BACK = 20;

@@ -1,5 +1,6 @@
 import type { Config } from '../../config/load.js';
-import { DEFAULT_PREFIX, promotionOrder } from '../../resolve/select.js';
+import { promotionOrder } from '../../config/promotion.js';
+import { DEFAULT_PREFIX } from '../../resolve/select.js';
 import { Exit, NylError, problem } from '../../util/errors.js';
 
 /** At most this many environments per batch, as seed 004 bounds its date ranges. */

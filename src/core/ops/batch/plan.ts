@@ -1,10 +1,10 @@
 import { type Config, loadConfig } from '../../config/load.js';
 import { type Selection, selectEnvironment } from '../../resolve/select.js';
 import { worstExit } from '../../util/errors.js';
-import { plan } from '../plan.js';
-import type { RunReport } from '../report.js';
-import { selectionRevision } from '../revision.js';
-import type { OpContext } from '../workspace.js';
+import { selectionRevision } from '../evaluate/revision.js';
+import { plan } from '../plan/plan.js';
+import type { RunReport } from '../workspace/report.js';
+import type { OpContext } from '../workspace/workspace.js';
 import { groupMembers } from './members.js';
 import type { BatchReport } from './report.js';
 import { batchToken } from './token.js';

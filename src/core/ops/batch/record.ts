@@ -4,7 +4,7 @@ import { time } from '../../state/schemas.js';
 import { prettyJson } from '../../util/canonical.js';
 import { Exit, NylError, type Problem, problem } from '../../util/errors.js';
 import '../../util/zod.js';
-import type { OpContext } from '../workspace.js';
+import type { OpContext } from '../workspace/workspace.js';
 
 /**
  * The batch record, `nyl.batch/v1`, on `<prefix>/_groups/<group>/batches/<id>` (environment names

@@ -1,5 +1,5 @@
 import type { ExitCode, Problem } from '../../util/errors.js';
-import type { OpReport, RunReport } from '../report.js';
+import type { OpReport, RunReport } from '../workspace/report.js';
 
 /** One environment of a batch, as `plan --group` and `reconcile --group` answer it. */
 export interface BatchEntryReport {

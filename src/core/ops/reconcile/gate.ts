@@ -1,9 +1,9 @@
 import { Exit, NylError, type Problem } from '../../util/errors.js';
-import { RECORDED_REFUSALS, recordEnded } from '../ended-run.js';
-import { promotionGate, refusePending } from '../promotion.js';
-import type { OpReport } from '../report.js';
-import { judgeSource, type SourceVerdict } from '../source-order.js';
-import type { Loaded, OpContext } from '../workspace.js';
+import { promotionGate, refusePending } from '../judge/promotion.js';
+import { judgeSource, type SourceVerdict } from '../judge/source-order.js';
+import { RECORDED_REFUSALS, recordEnded } from '../runs/ended.js';
+import type { OpReport } from '../workspace/report.js';
+import type { Loaded, OpContext } from '../workspace/workspace.js';
 
 /**
  * What is asked before a reconcile waits for the lease (and again after a wait): a source older

@@ -4,11 +4,9 @@ import { GRACE_MS, RESOLUTION_TIMEOUT_MS } from '../../state/lease.js';
 import { crashPoint } from '../../util/crash.js';
 import { Exit, type Problem, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { transitionMessage } from '../message.js';
-import type { RunReport, UnitRow } from '../report.js';
-import { ownEntry } from '../run-history.js';
-import type { SourceVerdict } from '../source-order.js';
-import { withChanges } from '../takeover.js';
+import type { SourceVerdict } from '../judge/source-order.js';
+import { withChanges } from '../recovery/takeover.js';
+import { ownEntry } from '../runs/history.js';
 import {
   consumedRefs,
   desiredFiles,
@@ -17,7 +15,9 @@ import {
   observedFiles,
   sameFiles,
   withSource,
-} from '../transition.js';
+} from '../transition/documents.js';
+import { transitionMessage } from '../transition/message.js';
+import type { RunReport, UnitRow } from '../workspace/report.js';
 import type { ReconcileOptions } from './options.js';
 import { runReport } from './report.js';
 import type { Upfront } from './scope.js';

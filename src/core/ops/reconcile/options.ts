@@ -1,4 +1,4 @@
-import type { UnitRow } from '../report.js';
+import type { UnitRow } from '../workspace/report.js';
 
 export interface ReconcileOptions {
   environment: string;

@@ -1,8 +1,8 @@
 import { plannedReconciles } from '../../state/history-read.js';
 import type { EnvState } from '../../state/read.js';
 import { NylError } from '../../util/errors.js';
-import { exitFor, type RunReport, type UnitRow } from '../report.js';
-import type { OpContext } from '../workspace.js';
+import { exitFor, type RunReport, type UnitRow } from '../workspace/report.js';
+import type { OpContext } from '../workspace/workspace.js';
 
 /** How far back a repeated plan is looked for: the runs of a busy day, not the whole history. */
 const LOOK_BACK = 50;

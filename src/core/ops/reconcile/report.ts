@@ -1,6 +1,6 @@
 import type { Selection } from '../../resolve/select.js';
 import type { Problem } from '../../util/errors.js';
-import { exitFor, type RunReport, type UnitRow } from '../report.js';
+import { exitFor, type RunReport, type UnitRow } from '../workspace/report.js';
 
 /** What a reconcile answers: its rows in wave order, the tips it landed, its problems. */
 export function runReport(

@@ -2,14 +2,14 @@ import type { DesiredUnit } from '../../resolve/desired.js';
 import type { Selection } from '../../resolve/select.js';
 import type { EnvState } from '../../state/read.js';
 import { NylError } from '../../util/errors.js';
-import type { DecideOptions } from '../decide.js';
-import { type EvaluatedUnit, evaluateAll } from '../evaluate.js';
-import { checkToken, computePlan } from '../plan.js';
-import { configChanged, type RecoverySelection, recoveryOptions, recoverySelection } from '../recovery-selection.js';
-import type { UnitRow } from '../report.js';
-import { desiredFiles, sameFiles } from '../transition.js';
-import { refuseUnknown, unitsNamed } from '../unit-names.js';
-import type { OpContext } from '../workspace.js';
+import type { DecideOptions } from '../evaluate/decide.js';
+import { type EvaluatedUnit, evaluateAll } from '../evaluate/evaluate.js';
+import { checkToken, computePlan } from '../plan/plan.js';
+import { configChanged, type RecoverySelection, recoveryOptions, recoverySelection } from '../recovery/selection.js';
+import { desiredFiles, sameFiles } from '../transition/documents.js';
+import type { UnitRow } from '../workspace/report.js';
+import { refuseUnknown, unitsNamed } from '../workspace/unit-names.js';
+import type { OpContext } from '../workspace/workspace.js';
 import type { ReconcileOptions } from './options.js';
 
 /** What a reconcile may execute: the decisions' options, the approved plan's rows, the removed units. */

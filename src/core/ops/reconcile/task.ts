@@ -4,10 +4,10 @@ import { type DesiredUnit, withFiles } from '../../resolve/desired.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../../state/documents.js';
 import { Exit, type Problem, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { ADOPTED, type Change, whyText, wouldText } from '../decide.js';
-import type { Evaluation } from '../evaluate.js';
-import { withoutSecretOutputs } from '../outputs.js';
-import type { UnitRow } from '../report.js';
+import { ADOPTED, type Change, whyText, wouldText } from '../evaluate/decide.js';
+import type { Evaluation } from '../evaluate/evaluate.js';
+import { withoutSecretOutputs } from '../evaluate/outputs.js';
+import type { UnitRow } from '../workspace/report.js';
 
 /**
  * One unit in one run: what happened to it (its row), what that means for the units after it

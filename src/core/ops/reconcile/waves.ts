@@ -1,7 +1,7 @@
+import { groupOfName } from '../../config/for-each.js';
 import type { ExecuteContext } from '../../drivers/driver.js';
 import { liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
-import { groupOfName } from '../../resolve/for-each.js';
 import { expandFrom, type Selection } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
@@ -11,12 +11,12 @@ import { crashPoint } from '../../util/crash.js';
 import { masker } from '../../util/mask.js';
 import { mapPool } from '../../util/pool.js';
 import { isoTime } from '../../util/time.js';
-import { type Evaluation, evaluateUnit, uidFor } from '../evaluate.js';
-import { withoutSecretOutputs } from '../outputs.js';
-import { unitRevision } from '../revision.js';
-import type { ImportResult } from '../takeover.js';
-import { desiredBody } from '../transition.js';
-import type { OpContext } from '../workspace.js';
+import { type Evaluation, evaluateUnit, uidFor } from '../evaluate/evaluate.js';
+import { withoutSecretOutputs } from '../evaluate/outputs.js';
+import { unitRevision } from '../evaluate/revision.js';
+import type { ImportResult } from '../recovery/takeover.js';
+import { desiredBody } from '../transition/documents.js';
+import type { OpContext } from '../workspace/workspace.js';
 import { runAttempts, withAttempts } from './attempts.js';
 import { removedRows, type Scope } from './scope.js';
 import {

@@ -7,7 +7,7 @@ import { prettyJson } from '../../util/canonical.js';
 import { crashPoint } from '../../util/crash.js';
 import { NylError } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { stoppedByStorage } from '../storage-stop.js';
+import { stoppedByStorage } from '../runs/storage-stop.js';
 
 /** Another run took the lease between our read and our write: nothing executed yet. */
 export class LostRace extends Error {}

@@ -1,4 +1,4 @@
-import type { Config } from './load.js';
+import type { Config } from './model.js';
 
 /**
  * An environment's promotion gate: its own `promotion`, or the place it has in its group's

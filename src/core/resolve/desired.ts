@@ -1,5 +1,5 @@
 import { eachValue } from '../config/for-each.js';
-import type { UnitConfig } from '../config/load.js';
+import type { UnitConfig } from '../config/model.js';
 import { eachInput, type Reference, substitute } from '../config/references.js';
 import { rulesOf, usesFiles } from '../files/rules.js';
 import { changedPaths, type FileIds, type FileProblem, type SourceFiles } from '../files/source-files.js';

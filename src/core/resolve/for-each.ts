@@ -1,5 +1,5 @@
 import { type ForEachSource, type Item, instanceName, itemsOf, missingPath } from '../config/for-each.js';
-import type { UnitConfig } from '../config/load.js';
+import type { UnitConfig } from '../config/model.js';
 import type { UnitDoc } from '../config/schema.js';
 import type { Outputs } from './outputs.js';
 

@@ -1,4 +1,4 @@
-import type { Config, UnitConfig } from '../config/load.js';
+import type { Config, UnitConfig } from '../config/model.js';
 import { promotionOf } from '../config/promotion.js';
 import type { SourceFiles } from '../files/source-files.js';
 import { DEFAULT_PREFIX } from '../state/state-fetch.js';

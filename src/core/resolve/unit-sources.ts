@@ -1,4 +1,4 @@
-import type { Config, UnitConfig } from '../config/load.js';
+import type { Config, UnitConfig } from '../config/model.js';
 import { type FileRule, rulesOf, usesFiles } from '../files/rules.js';
 import { readSources } from '../files/snapshot.js';
 import { type FileIds, SourceFiles } from '../files/source-files.js';

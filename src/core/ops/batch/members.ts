@@ -1,4 +1,4 @@
-import type { Config } from '../../config/load.js';
+import type { Config } from '../../config/model.js';
 import { promotionOrder } from '../../config/promotion.js';
 import { DEFAULT_PREFIX } from '../../resolve/select.js';
 import { Exit, NylError, problem } from '../../util/errors.js';

@@ -1,4 +1,5 @@
-import { type Config, loadConfig } from '../../config/load.js';
+import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/model.js';
 import { type Selection, selectEnvironment } from '../../resolve/select.js';
 import { worstExit } from '../../util/errors.js';
 import { selectionRevision } from '../evaluate/revision.js';

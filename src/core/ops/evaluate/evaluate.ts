@@ -1,5 +1,5 @@
 import { groupOfName } from '../../config/for-each.js';
-import type { UnitConfig } from '../../config/load.js';
+import type { UnitConfig } from '../../config/model.js';
 import type { RecoveryPolicy } from '../../drivers/driver.js';
 import { driverFor } from '../../drivers/index.js';
 import { type DesiredUnit, MissingOutputError, resolveUnit, UnitFilesError } from '../../resolve/desired.js';

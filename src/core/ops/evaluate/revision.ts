@@ -1,4 +1,4 @@
-import type { UnitConfig } from '../../config/load.js';
+import type { UnitConfig } from '../../config/model.js';
 import type { Selection } from '../../resolve/select.js';
 import { sha256Key } from '../../util/canonical.js';
 

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import type { Config } from '../../config/load.js';
+import type { Config } from '../../config/model.js';
 import type { CommandSpecSchema } from '../../config/schema.js';
 import type { GitRepo } from '../../git/repo.js';
 import type { DesiredUnit } from '../../resolve/desired.js';

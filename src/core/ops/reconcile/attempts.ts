@@ -13,8 +13,8 @@ import {
   retryPolicy,
   shouldRetry,
 } from './retry.js';
+import type { RunInput } from './run-input.js';
 import { checkpointOf, type Outcome, type Task } from './task.js';
-import type { RunInput } from './waves.js';
 
 /** A task's last result, after how many attempts, under which retry policy (none: one attempt). */
 export interface Attempted {

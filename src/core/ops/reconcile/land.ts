@@ -20,8 +20,8 @@ import { transitionMessage } from '../transition/message.js';
 import type { RunReport, UnitRow } from '../workspace/report.js';
 import type { ReconcileOptions } from './options.js';
 import { runReport } from './report.js';
+import type { Executed, RunInput } from './run-input.js';
 import type { Upfront } from './scope.js';
-import type { Executed, RunInput } from './waves.js';
 
 /** What the land phase needs besides the run: the state read first, the options, the source verdict. */
 export interface LandInput extends RunInput {

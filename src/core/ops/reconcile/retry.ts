@@ -1,4 +1,4 @@
-import type { UnitConfig } from '../../config/load.js';
+import type { UnitConfig } from '../../config/model.js';
 import { RETRY_DELAY_CAP_MS } from '../../config/schema.js';
 import type { ExecuteResult, RecoveryPolicy } from '../../drivers/driver.js';
 import { formatDuration, parseDuration } from '../../util/duration.js';

@@ -2,10 +2,9 @@ import { groupOfName } from '../../config/for-each.js';
 import type { ExecuteContext } from '../../drivers/driver.js';
 import { liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
-import { expandFrom, type Selection } from '../../resolve/select.js';
+import { expandFrom } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
-import type { EnvState } from '../../state/read.js';
 import { moveTo } from '../../state/run-record.js';
 import { crashPoint } from '../../util/crash.js';
 import { masker } from '../../util/mask.js';
@@ -14,11 +13,10 @@ import { isoTime } from '../../util/time.js';
 import { type Evaluation, evaluateUnit, uidFor } from '../evaluate/evaluate.js';
 import { withoutSecretOutputs } from '../evaluate/outputs.js';
 import { unitRevision } from '../evaluate/revision.js';
-import type { ImportResult } from '../recovery/takeover.js';
 import { desiredBody } from '../transition/documents.js';
-import type { OpContext } from '../workspace/workspace.js';
 import { runAttempts, withAttempts } from './attempts.js';
-import { removedRows, type Scope } from './scope.js';
+import type { Executed, Execution, RunInput } from './run-input.js';
+import { removedRows } from './scope.js';
 import {
   adoptedUnit,
   checkpointOf,
@@ -31,31 +29,6 @@ import {
   stillUncertain,
   type Task,
 } from './task.js';
-import type { RunWriter } from './writer.js';
-
-type Execution = Extract<Evaluation, { action: 'execute' }>;
-
-/** What the execute phase works with: one run, its scope, its writer. */
-export interface RunInput {
-  ctx: OpContext;
-  sel: Selection;
-  /** The state after the import of dead runs. */
-  state: EnvState;
-  imp?: ImportResult;
-  scope: Scope;
-  writer: RunWriter;
-  source: string;
-  parallelism: number;
-}
-
-/** What the waves did: each unit's outcome, why the executed ones ran, the log tails to keep. */
-export interface Executed {
-  outcomes: Map<string, Outcome>;
-  executions: Map<string, Execution>;
-  outputs: Map<string, Record<string, string>>;
-  /** Log tails kept on observed: imported executions' (blobs on the dead run's ref), and this run's. */
-  logs: Map<string, string | { oid: string }>;
-}
 
 /**
  * The execute phase, wave by wave: each unit is evaluated against what the waves before it did;

@@ -16,25 +16,9 @@ import { isoTime } from '../../util/time.js';
 import { ADOPTED } from '../evaluate/decide.js';
 import { waitForLease } from '../lease/wait.js';
 import { desiredResolver } from '../transition/documents.js';
-import type { UnitRow } from '../workspace/report.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from '../workspace/workspace.js';
 
-/** What taking over from dead runs changes, before anything executes. */
-export interface ImportResult {
-  /** Observed documents after the import (changed ones only); null: a teardown run destroyed the unit, its state goes. */
-  observed: Map<string, ObservedUnit | null>;
-  rows: Map<string, UnitRow>;
-  imported: string[];
-  /** Units the import marked uncertain. */
-  recovered: string[];
-  /** Log tails (blob ids on the dead run's ref) of imported executions, kept on observed. */
-  logs: Map<string, string>;
-  /** Dead run refs consumed: deleted once the transition lands, or retired to evidence (see consumedRefs). */
-  consumed: RunRefState[];
-  /** The break(s) this import records: one object, or a list when a taking-over run died too. */
-  leaseBroken?: BreakInfo | BreakInfo[];
-  problems: Problem[];
-}
+import type { ImportResult } from './import-result.js';
 
 /**
  * Breaks not recorded yet, by the run whose lease was broken: the current lease's, and any a dead

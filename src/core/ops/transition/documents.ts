@@ -4,7 +4,7 @@ import type { Selection } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import type { EnvState } from '../../state/read.js';
 import { prettyJson } from '../../util/canonical.js';
-import type { ImportResult } from '../recovery/takeover.js';
+import type { ImportResult } from '../recovery/import-result.js';
 import type { UnitRow } from '../workspace/report.js';
 
 /**

@@ -1,4 +1,5 @@
-import { type Config, loadConfig } from '../../config/load.js';
+import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/model.js';
 import { isSafeName } from '../../config/schema.js';
 import { GitError, GitRepo } from '../../git/repo.js';
 import { DEFAULT_PREFIX, expandFrom, type Selection, selectEnvironment } from '../../resolve/select.js';

@@ -1,0 +1,33 @@
+import type { Selection } from '../../resolve/select.js';
+import type { EnvState } from '../../state/read.js';
+import type { Evaluation } from '../evaluate/evaluate.js';
+import type { ImportResult } from '../recovery/import-result.js';
+import type { OpContext } from '../workspace/workspace.js';
+import type { Scope } from './scope.js';
+import type { Outcome } from './task.js';
+import type { RunWriter } from './writer.js';
+
+/** A unit this run executes, and why. */
+export type Execution = Extract<Evaluation, { action: 'execute' }>;
+
+/** What the execute phase works with: one run, its scope, its writer. */
+export interface RunInput {
+  ctx: OpContext;
+  sel: Selection;
+  /** The state after the import of dead runs. */
+  state: EnvState;
+  imp?: ImportResult;
+  scope: Scope;
+  writer: RunWriter;
+  source: string;
+  parallelism: number;
+}
+
+/** What the waves did: each unit's outcome, why the executed ones ran, the log tails to keep. */
+export interface Executed {
+  outcomes: Map<string, Outcome>;
+  executions: Map<string, Execution>;
+  outputs: Map<string, Record<string, string>>;
+  /** Log tails kept on observed: imported executions' (blobs on the dead run's ref), and this run's. */
+  logs: Map<string, string | { oid: string }>;
+}

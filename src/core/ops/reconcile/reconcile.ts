@@ -16,11 +16,11 @@ import { runReport } from './report.js';
 import { decideUpfront, selectScope } from './scope.js';
 import { staticRow } from './task.js';
 import { executeWaves } from './waves.js';
-import { LostRace, RunWriter } from './writer.js';
+import { LostRace, RunWriter } from '../runs/writer.js';
 
 export { DEFAULT_PARALLELISM, type ReconcileOptions } from './options.js';
 export { safeExecute, uncertainProblem } from './task.js';
-export { inDoubt } from './writer.js';
+export { inDoubt } from '../runs/writer.js';
 
 /**
  * Executes what differs from the recorded state, wave by wave, and lands one transition commit

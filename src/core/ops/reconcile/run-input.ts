@@ -5,7 +5,7 @@ import type { ImportResult } from '../recovery/import-result.js';
 import type { OpContext } from '../workspace/workspace.js';
 import type { Scope } from './scope.js';
 import type { Outcome } from './task.js';
-import type { RunWriter } from './writer.js';
+import type { RunWriter } from '../runs/writer.js';
 
 /** A unit this run executes, and why. */
 export type Execution = Extract<Evaluation, { action: 'execute' }>;

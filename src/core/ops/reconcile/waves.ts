@@ -1,11 +1,8 @@
 import { groupOfName } from '../../config/for-each.js';
 import type { ExecuteContext } from '../../drivers/driver.js';
-import { liveTail } from '../../drivers/live-log.js';
 import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
 import { expandFrom } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
-import { GRACE_MS } from '../../state/lease.js';
-import { moveTo } from '../../state/run-record.js';
 import { crashPoint } from '../../util/crash.js';
 import { masker } from '../../util/mask.js';
 import { mapPool } from '../../util/pool.js';
@@ -13,7 +10,7 @@ import { isoTime } from '../../util/time.js';
 import { type Evaluation, evaluateUnit, uidFor } from '../evaluate/evaluate.js';
 import { withoutSecretOutputs } from '../evaluate/outputs.js';
 import { unitRevision } from '../evaluate/revision.js';
-import { desiredBody } from '../transition/documents.js';
+import { runWave, type Track } from '../runs/wave.js';
 import { runAttempts, withAttempts } from './attempts.js';
 import type { Executed, Execution, RunInput } from './run-input.js';
 import { removedRows } from './scope.js';
@@ -180,65 +177,49 @@ async function inspectUncertain(r: RunInput, toInspect: Omit<Task, 'why'>[], ex:
 
 /** One wave's executions: recorded on the run ref first, run in parallel, checkpointed after. */
 async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed): Promise<void> {
-  const { ctx, writer } = r;
-  if (ctx.cancellation.requested) {
+  if (r.ctx.cancellation.requested) {
     for (const t of toRun) ex.outcomes.set(t.name, notStarted(t.name, t.desired));
     return;
   }
-  // Before a unit starts, the run ref records its desired document and uid.
-  const units = toRun.map((t) => t.name);
-  moveTo(writer.record, 'executing', ctx.now(), { index: w, units });
-  Object.assign(writer.record, { phase: 'wave', wave: w, executing: units });
-  await writer.session.announce(
-    toRun.map((t) => [t.name, desiredBody(t.desired)]),
-    () => writer.write(Math.max(...toRun.map((t) => timeoutMs(t.desired))) + GRACE_MS),
-  );
-
-  const running = new Map<string, number>();
-  writer.session.progress = () => progressOf(running, ctx.now());
+  const tasks = new Map(toRun.map((t) => [t.name, t]));
   let finished = 0;
-  await mapPool(toRun, r.parallelism, async (t) => {
-    // A cancel, or a lease found lost by the heartbeat, stops units waiting for a slot: they never started.
-    if (ctx.cancellation.requested || writer.session.heartbeatFailure !== undefined)
-      return void ex.outcomes.set(t.name, notStarted(t.name, t.desired));
-    const attempted = await runAttempts(r, t, () => {
-      ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
-      running.set(t.name, ctx.now());
-      return execute(t, driverContext(r, t.desired)).finally(() => running.delete(t.name));
-    });
-    const { result } = attempted;
-    const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);
-    const cp = checkpointOf(t.desired, result, ctx.now(), r.source);
-    withAttempts(attempted, o, cp);
-    ex.outcomes.set(t.name, o);
-    if (result.status === 'succeeded') ex.outputs.set(t.name, result.outputs);
-    writer.checkpoint(cp);
-    writer.session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
-    ex.logs.set(t.name, result.log);
-    ctx.onEvent({
-      type: 'unit-finish',
-      unit: t.name,
-      kind: t.desired.kind,
-      result: o.row.result,
-      durationMs: result.durationMs,
-    });
-    if (++finished === 1) crashPoint('mid-wave');
-  });
-  await writer.session.settleHeartbeat();
-  writer.session.progress = undefined;
-  writer.record.executing = [];
+  await runWave(
+    r.ctx,
+    r.writer,
+    { index: w, docs: toRun.map((t) => t.desired), parallelism: r.parallelism },
+    {
+      skip: (d) => void ex.outcomes.set(d.name, notStarted(d.name, d)),
+      run: async (d, track) => {
+        await executeTask(r, tasks.get(d.name) as Task, ex, track);
+        if (++finished === 1) crashPoint('mid-wave');
+      },
+    },
+  );
 }
 
-/** The units running now, for the heartbeat: since when, how long, and their output so far. */
-function progressOf(running: Map<string, number>, now: number) {
-  const out: Record<string, { startedAt: string; elapsedMs: number }> = {};
-  const tails = new Map<string, string>();
-  for (const [unit, since] of running) {
-    out[unit] = { startedAt: isoTime(since), elapsedMs: now - since };
-    const tail = liveTail(unit);
-    if (tail !== undefined) tails.set(unit, tail);
-  }
-  return { running: out, tails };
+/** One unit of a wave: its attempts, then its outcome and checkpoint, carried by the next write. */
+async function executeTask(r: RunInput, t: Task, ex: Executed, track: Track): Promise<void> {
+  const { ctx, writer } = r;
+  const attempted = await runAttempts(r, t, () => {
+    ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
+    return track(() => execute(t, driverContext(r, t.desired)));
+  });
+  const { result } = attempted;
+  const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);
+  const cp = checkpointOf(t.desired, result, ctx.now(), r.source);
+  withAttempts(attempted, o, cp);
+  ex.outcomes.set(t.name, o);
+  if (result.status === 'succeeded') ex.outputs.set(t.name, result.outputs);
+  writer.checkpoint(cp);
+  writer.session.runFiles.set(FILES.runLog(t.name), Buffer.from(result.log));
+  ex.logs.set(t.name, result.log);
+  ctx.onEvent({
+    type: 'unit-finish',
+    unit: t.name,
+    kind: t.desired.kind,
+    result: o.row.result,
+    durationMs: result.durationMs,
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Config } from '../../config/model.js';
 import { type DesiredUnit, keyMatch, withFiles } from '../../resolve/desired.js';
 import type { Selection } from '../../resolve/select.js';
 import {
@@ -307,6 +308,21 @@ export function previewImport(
   return { state, problems };
 }
 
+/** What an importing operation starts from, when no gate stopped it. */
+export interface TakenOver {
+  stopped: undefined;
+  cfg: Config;
+  sel: Selection;
+  /** The state as read; `state` is it with the import applied. */
+  original: EnvState;
+  verdict: LeaseVerdict;
+  /** Whether there are dead runs (or a broken lease) to import. */
+  takeover: boolean;
+  imp: ImportResult | undefined;
+  state: EnvState;
+  problems: Problem[];
+}
+
 /**
  * What an importing operation (reconcile, teardown) starts from: configuration and state read,
  * unpublished local work refused, the lease waited for, and every dead run imported in memory.
@@ -319,7 +335,7 @@ export async function loadTakingOver<G>(
    * `stop` ends here with nothing taken; its problems go with the report.
    */
   gate?: (loaded: Loaded) => Promise<{ stop?: G; problems: Problem[] }>,
-) {
+): Promise<{ stopped: G } | TakenOver> {
   let loaded = await loadEnvironment(ctx, env);
   refuseUnpublished(loaded);
   let gated = await gate?.(loaded);

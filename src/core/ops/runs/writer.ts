@@ -7,13 +7,13 @@ import { prettyJson } from '../../util/canonical.js';
 import { crashPoint } from '../../util/crash.js';
 import { NylError } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
-import { stoppedByStorage } from '../runs/storage-stop.js';
+import { stoppedByStorage } from './storage-stop.js';
 
 /** Another run took the lease between our read and our write: nothing executed yet. */
 export class LostRace extends Error {}
 
 /**
- * A reconcile's writes, in the order the protocol makes them: the first write takes the lease
+ * A run's writes (reconcile, teardown), in the order the protocol makes them: the first write takes the lease
  * and creates the run ref; every later one checkpoints the finished units with a renewal; the
  * run record is moved to its next state before each. A unit's checkpoint goes into the run ref's
  * files as soon as the unit ends, so the next write carries it — the heartbeat's too: in a long
@@ -27,6 +27,8 @@ export class RunWriter {
     readonly session: RunSession,
     readonly record: RunRecord,
     private readonly now: () => number,
+    /** The command that goes on from what a stopped run left. */
+    private readonly command: 'reconcile' | 'teardown' = 'reconcile',
   ) {}
 
   get run(): string {
@@ -109,6 +111,7 @@ export class RunWriter {
       environment: this.record.environment,
       end: () => this.finish('failed'),
       otherwise: (x) => this.release(x),
+      command: this.command,
     });
   }
 }

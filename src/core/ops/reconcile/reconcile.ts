@@ -6,6 +6,7 @@ import { leaseHeldProblem } from '../lease/problems.js';
 import { loadTakingOver } from '../recovery/takeover.js';
 import { recordEnded } from '../runs/ended.js';
 import { startRun } from '../runs/start.js';
+import { LostRace, RunWriter } from '../runs/writer.js';
 import type { OpReport, RunReport } from '../workspace/report.js';
 import { type Loaded, loadEnvironment, type OpContext } from '../workspace/workspace.js';
 import { recordRefusal, sourceGate, superseded } from './gate.js';
@@ -16,11 +17,10 @@ import { runReport } from './report.js';
 import { decideUpfront, selectScope } from './scope.js';
 import { staticRow } from './task.js';
 import { executeWaves } from './waves.js';
-import { LostRace, RunWriter } from '../runs/writer.js';
 
+export { inDoubt } from '../runs/writer.js';
 export { DEFAULT_PARALLELISM, type ReconcileOptions } from './options.js';
 export { safeExecute, uncertainProblem } from './task.js';
-export { inDoubt } from '../runs/writer.js';
 
 /**
  * Executes what differs from the recorded state, wave by wave, and lands one transition commit

@@ -2,10 +2,10 @@ import type { Selection } from '../../resolve/select.js';
 import type { EnvState } from '../../state/read.js';
 import type { Evaluation } from '../evaluate/evaluate.js';
 import type { ImportResult } from '../recovery/import-result.js';
+import type { RunWriter } from '../runs/writer.js';
 import type { OpContext } from '../workspace/workspace.js';
 import type { Scope } from './scope.js';
 import type { Outcome } from './task.js';
-import type { RunWriter } from '../runs/writer.js';
 
 /** A unit this run executes, and why. */
 export type Execution = Extract<Evaluation, { action: 'execute' }>;

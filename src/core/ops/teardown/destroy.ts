@@ -7,7 +7,7 @@ import { isoTime } from '../../util/time.js';
 import { safeExecute } from '../reconcile/task.js';
 import type { Track } from '../runs/wave.js';
 import type { UnitRow } from '../workspace/report.js';
-import type { Teardown } from './teardown-run.js';
+import type { Teardown } from './model.js';
 
 /** Runs a unit's destroy: undefined when the unit has nothing to run; a throwing driver leaves it uncertain. */
 async function runDestroy(t: Teardown, d: DesiredUnit, track: Track): Promise<ExecuteResult | undefined> {

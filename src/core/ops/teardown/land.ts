@@ -12,7 +12,8 @@ import {
 } from '../transition/documents.js';
 import { transitionMessage } from '../transition/message.js';
 import { exitFor, type RunReport } from '../workspace/report.js';
-import { type Teardown, teardownRows } from './teardown-run.js';
+import type { Teardown } from './model.js';
+import { teardownRows } from './teardown-run.js';
 
 /** The units whose state this teardown drops, and the state it leaves. */
 function landedState(t: Teardown): Map<string, ObservedUnit> {

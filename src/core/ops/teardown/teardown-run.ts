@@ -1,30 +1,9 @@
 import type { DesiredUnit } from '../../resolve/desired.js';
-import type { ObservedUnit } from '../../state/documents.js';
-import type { EnvState } from '../../state/read.js';
-import type { ImportResult } from '../recovery/import-result.js';
 import { runWave } from '../runs/wave.js';
-import type { RunWriter } from '../runs/writer.js';
 import type { UnitRow } from '../workspace/report.js';
-import type { OpContext } from '../workspace/workspace.js';
 import { destroyUnit } from './destroy.js';
+import type { Teardown } from './model.js';
 import { reverseWaves } from './targets.js';
-
-/** A teardown under way: what it destroys, its writes, and what each unit came to. */
-export interface Teardown {
-  ctx: OpContext;
-  env: string;
-  /** The state after the import of dead runs. */
-  state: EnvState;
-  imp: ImportResult | undefined;
-  docs: Map<string, DesiredUnit>;
-  writer: RunWriter;
-  parallelism: number;
-  rows: Map<string, UnitRow>;
-  /** Observed documents changed: null drops the unit's state (destroyed, or removed with no destroy). */
-  changed: Map<string, ObservedUnit | null>;
-  /** Units failed, blocked or held: what they need must stay. */
-  stopped: Set<string>;
-}
 
 /** The units of a wave that go; a held one, or one still needed by a unit that stays, does not. */
 function goes(t: Teardown, wave: string[]): DesiredUnit[] {

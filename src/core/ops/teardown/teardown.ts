@@ -8,8 +8,9 @@ import { LostRace, RunWriter } from '../runs/writer.js';
 import type { RunReport } from '../workspace/report.js';
 import type { OpContext } from '../workspace/workspace.js';
 import { landTeardown } from './land.js';
+import type { Teardown } from './model.js';
 import { destroying, teardownTargets } from './targets.js';
-import { destroyWaves, type Teardown } from './teardown-run.js';
+import { destroyWaves } from './teardown-run.js';
 
 /**
  * `nyl teardown -e ENV`: runs each unit's destroy in reverse dependency order, units that left

@@ -20,7 +20,8 @@ import {
 import { transitionMessage } from '../transition/message.js';
 import type { OpReport } from '../workspace/report.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from '../workspace/workspace.js';
-import { importRuns, withChanges } from './takeover.js';
+import { importRuns } from './import-runs.js';
+import { withChanges } from './takeover.js';
 
 export interface RecoverOptions {
   environment: string;

@@ -98,6 +98,254 @@ function removeQuietly(path: string): void {
   }
 }
 
+/** Where a tool's output goes: a log file (and a file for stdout when it is data), read once it ends. */
+class ToolFiles {
+  readonly log = workPath('log');
+  readonly out: string | undefined;
+  private readonly unwatch: () => void;
+
+  constructor(private readonly opts: ProcessOptions) {
+    this.out = opts.stdoutBytes ? workPath('out') : undefined;
+    // The helper makes the file when it starts the tool: until then the tail reads as none.
+    this.unwatch = watchLiveLog(opts.liveUnit, this.log);
+  }
+
+  remove(): void {
+    this.unwatch();
+    removeQuietly(this.log);
+    if (this.out) removeQuietly(this.out);
+  }
+
+  /** The kept log and the data stdout, then the files removed. */
+  collect(): { tail: string; stdout: string } {
+    const tail = keptLog(this.log, this.opts.logBytes ?? LOG);
+    // Stdout that is data is read whole (a digest is computed over it); callers mask what they keep.
+    const stdout = this.out ? readPart(this.out, 0, this.opts.stdoutBytes as number).toString('utf8') : '';
+    this.remove();
+    return { tail, stdout };
+  }
+}
+
+/** The tool's output copied to this process's stdout as it comes, masked (nyl exec). */
+class Echo {
+  private echoed = 0;
+  private readonly copy = new MaskedEcho();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly log: string) {
+    this.timer = setInterval(() => this.more(), 100);
+  }
+
+  private more(): void {
+    const size = sizeOf(this.log);
+    if (size > this.echoed) this.copy.push(readPart(this.log, this.echoed, size - this.echoed));
+    this.echoed = size;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  end(): void {
+    this.more();
+    this.copy.end();
+  }
+}
+
+/**
+ * One tool run: started by the helper (or by Node when the helper cannot), stopped on timeout
+ * and cancellation (its stop signal to the group, SIGKILL after the grace), ended once.
+ */
+class ToolRun {
+  private readonly t0 = Date.now();
+  private readonly files: ToolFiles;
+  private readonly argv: string[];
+  /** A script's bash is found once per process, and still calls itself `bash` ($0, its messages). */
+  private readonly argv0: string | undefined;
+  private readonly stopSignal: NodeJS.Signals;
+  private pid: number | undefined;
+  /** Started by the helper: nyl releases its group itself. */
+  private helped = false;
+  /** The last signal sent: one asked for before the tool started is sent when it does. */
+  private lastSignal: NodeJS.Signals | undefined;
+  private timedOut = false;
+  private cancelled = false;
+  private done = false;
+  private killTimer: NodeJS.Timeout | undefined;
+  private lostTimer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private echo: Echo | undefined;
+  private resolve!: (r: ProcessResult) => void;
+
+  constructor(private readonly opts: ProcessOptions) {
+    this.files = new ToolFiles(opts);
+    this.argv = opts.argv ?? [
+      bashPath() ?? 'bash',
+      '--noprofile',
+      '--norc',
+      '-eo',
+      'pipefail',
+      '-c',
+      opts.script ?? '',
+    ];
+    this.argv0 = opts.argv ? undefined : 'bash';
+    this.stopSignal = opts.stopSignal ?? 'SIGTERM';
+  }
+
+  run(): Promise<ProcessResult> {
+    return new Promise((resolve) => {
+      this.resolve = resolve;
+      if (this.opts.echo) this.echo = new Echo(this.files.log);
+      this.watch();
+      if (!this.launch()) this.spawnDirectly();
+    });
+  }
+
+  /** The timeout, and a cancel: each sends the stop signal, then SIGKILL after the grace. */
+  private watch(): void {
+    const grace = this.opts.cancellation?.graceMs ?? 30_000;
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.stop(this.stopSignal, Math.min(grace, 10_000));
+    }, this.opts.timeoutMs);
+    this.unsubscribe = this.opts.cancellation?.onCancel((sig) => {
+      this.cancelled = true;
+      this.stop(sig, grace);
+    });
+  }
+
+  private send(sig: NodeJS.Signals): void {
+    this.lastSignal = sig;
+    signalGroup(this.pid, sig);
+  }
+
+  private stop(sig: NodeJS.Signals, graceMs: number): void {
+    this.send(sig);
+    this.killTimer ??= setTimeout(() => {
+      this.send('SIGKILL');
+      this.lostTimer = setTimeout(() => this.finish(null, 'SIGKILL'), LOST_MS);
+    }, graceMs);
+  }
+
+  private settle(): void {
+    this.done = true;
+    clearTimeout(this.timer);
+    if (this.killTimer) clearTimeout(this.killTimer);
+    if (this.lostTimer) clearTimeout(this.lostTimer);
+    this.echo?.stop();
+    this.unsubscribe?.();
+  }
+
+  private readonly notStarted = (e: unknown): void => {
+    if (this.done) return;
+    this.settle();
+    this.files.remove();
+    this.resolve({
+      started: false,
+      startError: e instanceof Error ? e.message : String(e),
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      stdout: '',
+      tail: '',
+      durationMs: Date.now() - this.t0,
+    });
+  };
+
+  private readonly finish = (exitCode: number | null, signal: NodeJS.Signals | null, struckOff = false): void => {
+    if (this.done) return;
+    this.settle();
+    const pid = this.pid;
+    // Stopped by us: what the script left running in its group goes too.
+    if (this.timedOut || this.cancelled) signalGroup(pid, 'SIGKILL');
+    if (this.helped && pid !== undefined) {
+      if (struckOff) forgetGuarded(pid);
+      else release(pid);
+      dropGroup(pid);
+    }
+    this.echo?.end();
+    const { timedOut, cancelled } = this;
+    this.resolve({
+      started: true,
+      exitCode,
+      signal,
+      timedOut,
+      cancelled,
+      ...this.files.collect(),
+      durationMs: Date.now() - this.t0,
+    });
+  };
+
+  private onStart(p: number): void {
+    this.pid = p;
+    if (this.lastSignal) signalGroup(p, this.lastSignal);
+  }
+
+  /** Through the tool helper; false when it cannot start tools here. */
+  private launch(): boolean {
+    const { opts, files, argv0 } = this;
+    return launchTool(
+      {
+        argv: this.argv,
+        argv0,
+        cwd: opts.cwd,
+        ...(opts.env ? { env: opts.env } : { extraEnv: opts.extraEnv ?? {} }),
+        stdout: files.out ?? files.log,
+        stderr: files.log,
+        stopSignal: this.stopSignal,
+      },
+      {
+        started: (p) => {
+          this.helped = true;
+          adoptGroup(p);
+          noteGuarded(p);
+          this.onStart(p);
+        },
+        failed: this.notStarted,
+        exited: this.finish,
+        retry: () => {
+          if (!this.done) this.spawnDirectly();
+        },
+      },
+    );
+  }
+
+  /** Node spawns it itself: the helper cannot. */
+  private spawnDirectly(): void {
+    const { opts, files } = this;
+    let logFd: number | undefined;
+    let outFd: number | undefined;
+    const closeFds = () => {
+      if (logFd !== undefined) closeSync(logFd);
+      if (outFd !== undefined && outFd !== logFd) closeSync(outFd);
+    };
+    let child: ReturnType<typeof spawnGroup>;
+    try {
+      logFd = openSync(files.log, 'w', 0o600);
+      outFd = files.out ? openSync(files.out, 'w', 0o600) : logFd;
+      child = spawnGroup(this.argv[0] as string, this.argv.slice(1), {
+        cwd: opts.cwd,
+        env: opts.env ?? { ...process.env, ...opts.extraEnv },
+        stdio: ['ignore', outFd, logFd],
+        guarded: 'tool',
+        stopSignal: this.stopSignal,
+        ...(this.argv0 ? { argv0: this.argv0 } : {}),
+      });
+    } catch (e) {
+      closeFds();
+      this.notStarted(e);
+      return;
+    }
+    // The child has its own copies of the descriptors.
+    closeFds();
+    if (child.pid !== undefined) this.onStart(child.pid);
+    child.on('error', this.notStarted);
+    child.on('exit', this.finish);
+  }
+}
+
 /**
  * Runs a tool in its own process group (so signals reach every process it started), guarded by
  * the watchdog (so it ends when nyl dies), with a timeout and cancellation that signal the group,
@@ -107,169 +355,8 @@ function removeQuietly(path: string): void {
  * the helper cannot (no bash, Windows, an environment bash cannot set).
  */
 export function runProcess(opts: ProcessOptions): Promise<ProcessResult> {
-  const started = Date.now();
   toolStats.spawns++;
-  const keep = opts.logBytes ?? LOG;
-  const logPath = workPath('log');
-  const outPath = opts.stdoutBytes ? workPath('out') : undefined;
-  const argv = opts.argv ?? [bashPath() ?? 'bash', '--noprofile', '--norc', '-eo', 'pipefail', '-c', opts.script ?? ''];
-  // A script's bash is found once per process, and still calls itself `bash` ($0, its messages).
-  const argv0 = opts.argv ? undefined : 'bash';
-  const stopSignal = opts.stopSignal ?? 'SIGTERM';
-  // The helper makes the file when it starts the tool: until then the tail reads as none.
-  const unwatch = watchLiveLog(opts.liveUnit, logPath);
-  const cleanup = () => {
-    unwatch();
-    removeQuietly(logPath);
-    if (outPath) removeQuietly(outPath);
-  };
-  const collect = () => {
-    const tail = keptLog(logPath, keep);
-    // Stdout that is data is read whole (a digest is computed over it); callers mask what they keep.
-    const stdout = outPath ? readPart(outPath, 0, opts.stdoutBytes as number).toString('utf8') : '';
-    cleanup();
-    return { tail, stdout };
-  };
-  return new Promise((resolve) => {
-    let pid: number | undefined;
-    /** Started by the helper: nyl releases its group itself. */
-    let helped = false;
-    /** The last signal sent: one asked for before the tool started is sent when it does. */
-    let lastSignal: NodeJS.Signals | undefined;
-    let timedOut = false;
-    let cancelled = false;
-    let done = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    let lostTimer: NodeJS.Timeout | undefined;
-    let echoed = 0;
-    const copy = new MaskedEcho();
-    const echoNew = () => {
-      const size = sizeOf(logPath);
-      if (size > echoed) copy.push(readPart(logPath, echoed, size - echoed));
-      echoed = size;
-    };
-    const echo = opts.echo ? setInterval(echoNew, 100) : undefined;
-    const send = (sig: NodeJS.Signals) => {
-      lastSignal = sig;
-      signalGroup(pid, sig);
-    };
-    const stop = (sig: NodeJS.Signals, graceMs: number) => {
-      send(sig);
-      killTimer ??= setTimeout(() => {
-        send('SIGKILL');
-        lostTimer = setTimeout(() => finish(null, 'SIGKILL'), LOST_MS);
-      }, graceMs);
-    };
-    const grace = opts.cancellation?.graceMs ?? 30_000;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop(stopSignal, Math.min(grace, 10_000));
-    }, opts.timeoutMs);
-    const unsubscribe = opts.cancellation?.onCancel((sig) => {
-      cancelled = true;
-      stop(sig, grace);
-    });
-    const settle = () => {
-      done = true;
-      clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      if (lostTimer) clearTimeout(lostTimer);
-      if (echo) clearInterval(echo);
-      unsubscribe?.();
-    };
-    const notStarted = (e: unknown) => {
-      if (done) return;
-      settle();
-      cleanup();
-      resolve({
-        started: false,
-        startError: e instanceof Error ? e.message : String(e),
-        exitCode: null,
-        signal: null,
-        timedOut: false,
-        cancelled: false,
-        stdout: '',
-        tail: '',
-        durationMs: Date.now() - started,
-      });
-    };
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, struckOff = false) => {
-      if (done) return;
-      settle();
-      // Stopped by us: what the script left running in its group goes too.
-      if (timedOut || cancelled) signalGroup(pid, 'SIGKILL');
-      if (helped && pid !== undefined) {
-        if (struckOff) forgetGuarded(pid);
-        else release(pid);
-        dropGroup(pid);
-      }
-      if (opts.echo) {
-        echoNew();
-        copy.end();
-      }
-      resolve({ started: true, exitCode, signal, timedOut, cancelled, ...collect(), durationMs: Date.now() - started });
-    };
-    const onStart = (p: number) => {
-      pid = p;
-      if (lastSignal) signalGroup(p, lastSignal);
-    };
-    /** Node spawns it itself: the helper cannot. */
-    const spawnDirectly = () => {
-      let logFd: number | undefined;
-      let outFd: number | undefined;
-      const closeFds = () => {
-        if (logFd !== undefined) closeSync(logFd);
-        if (outFd !== undefined && outFd !== logFd) closeSync(outFd);
-      };
-      let child: ReturnType<typeof spawnGroup>;
-      try {
-        logFd = openSync(logPath, 'w', 0o600);
-        outFd = outPath ? openSync(outPath, 'w', 0o600) : logFd;
-        child = spawnGroup(argv[0] as string, argv.slice(1), {
-          cwd: opts.cwd,
-          env: opts.env ?? { ...process.env, ...opts.extraEnv },
-          stdio: ['ignore', outFd, logFd],
-          guarded: 'tool',
-          stopSignal,
-          ...(argv0 ? { argv0 } : {}),
-        });
-      } catch (e) {
-        closeFds();
-        notStarted(e);
-        return;
-      }
-      // The child has its own copies of the descriptors.
-      closeFds();
-      if (child.pid !== undefined) onStart(child.pid);
-      child.on('error', notStarted);
-      child.on('exit', finish);
-    };
-    const launched = launchTool(
-      {
-        argv,
-        argv0,
-        cwd: opts.cwd,
-        ...(opts.env ? { env: opts.env } : { extraEnv: opts.extraEnv ?? {} }),
-        stdout: outPath ?? logPath,
-        stderr: logPath,
-        stopSignal,
-      },
-      {
-        started: (p) => {
-          helped = true;
-          adoptGroup(p);
-          noteGuarded(p);
-          onStart(p);
-        },
-        failed: notStarted,
-        exited: finish,
-        retry: () => {
-          if (!done) spawnDirectly();
-        },
-      },
-    );
-    if (!launched) spawnDirectly();
-  });
+  return new ToolRun(opts).run();
 }
 
 /** A bash script in its own process group (the Command contract). */

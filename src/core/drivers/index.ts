@@ -1,7 +1,7 @@
 import { commandDriver } from './command.js';
 import type { Driver } from './driver.js';
 import { ociImageDriver } from './oci.js';
-import { openTofuDriver, terraformDriver } from './tofu.js';
+import { openTofuDriver, terraformDriver } from './tofu-driver.js';
 
 const DRIVERS: Record<string, Driver> = {
   Command: commandDriver,

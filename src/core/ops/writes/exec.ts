@@ -1,8 +1,9 @@
 import { referenceVariable } from '../../config/references.js';
-import { runProcess } from '../../drivers/process.js';
+import { type ProcessResult, runProcess } from '../../drivers/process.js';
 import { isStorageFailure } from '../../git/storage-failure.js';
-import { FILES, type ObservedUnit } from '../../state/documents.js';
+import { FILES, type ObservedUnit, type RunRecord } from '../../state/documents.js';
 import { GRACE_MS } from '../../state/lease.js';
+import type { EnvState } from '../../state/read.js';
 import type { RunSession } from '../../state/run-session.js';
 import { Exit, NylError, problem } from '../../util/errors.js';
 import { masker } from '../../util/mask.js';
@@ -20,28 +21,70 @@ const REPAIRS_KEPT = 20;
 /** A repair is interactive and may be long; a runner that dies with it is broken with `nyl lease break`. */
 const EXEC_DEADLINE_MS = 6 * 3_600_000 + GRACE_MS;
 
+/** What an exec asks: the held unit, the command, and why. */
+interface ExecAsk {
+  environment: string;
+  unit: string;
+  command: string[];
+  reason?: string;
+  echo?: boolean;
+}
+
+/** An exec under way: its run, the unit as it was, who asked. */
+interface Repair {
+  ask: ExecAsk;
+  state: EnvState;
+  prior: ObservedUnit;
+  who: string;
+  run: string;
+  session: RunSession;
+  record: RunRecord;
+}
+
 /**
  * `nyl exec -e ENV --unit U -- CMD…`: runs a native state repair tool on a held unit. The repair
  * is recorded (lease, run ref naming the command) before the tool starts; when it ends, its exit
- * code and output are kept on the unit, and resuming it then requires an approved plan.
+ * code and output are kept on the unit, and resuming it then requires an approved plan. Phases:
+ * the held unit → the run that records the repair, its lease taken → the tool → the landing.
  */
-export async function exec(
-  ctx: OpContext,
-  opts: { environment: string; unit: string; command: string[]; reason?: string; echo?: boolean },
-): Promise<OpReport> {
-  const env = opts.environment;
+export async function exec(ctx: OpContext, opts: ExecAsk): Promise<OpReport> {
   const { state } = await loadForUnitWrite(ctx, opts);
-  const prior = state.observed.get(opts.unit);
-  if (!prior?.hold)
-    throw new NylError(
-      problem('NYL-UNIT-NOT-HELD', `unit ${opts.unit} is not held: native repairs run only on a held unit`, {
-        subject: opts.unit,
-        exit: Exit.refused,
-        fix: `hold it first: \`nyl hold -e ${env} --unit ${opts.unit} --reason <text>\``,
-      }),
-    );
+  const prior = heldUnit(state, opts);
   const sig = await ctx.repo.signature();
-  const who = `${sig.name} <${sig.email}>`;
+  const rep = await startRepair(ctx, opts, state, prior, `${sig.name} <${sig.email}>`);
+  const r = await runProcess({
+    argv: opts.command,
+    cwd: ctx.repo.root,
+    env: toolEnv(rep),
+    timeoutMs: 24 * 3_600_000,
+    cancellation: ctx.cancellation,
+    echo: opts.echo !== false,
+  });
+  const output = masker.maskPiece(r.started ? r.tail.slice(-OUTPUT_KEPT) : `could not be started: ${r.startError}`);
+  const observed = await landRepair(ctx, rep, r, output);
+  return execReport(rep, r, observed);
+}
+
+function heldUnit(state: EnvState, opts: ExecAsk): ObservedUnit {
+  const prior = state.observed.get(opts.unit);
+  if (prior?.hold) return prior;
+  throw new NylError(
+    problem('NYL-UNIT-NOT-HELD', `unit ${opts.unit} is not held: native repairs run only on a held unit`, {
+      subject: opts.unit,
+      exit: Exit.refused,
+      fix: `hold it first: \`nyl hold -e ${opts.environment} --unit ${opts.unit} --reason <text>\``,
+    }),
+  );
+}
+
+/** The run that records the repair before the tool starts: its run ref names the command, the lease taken. */
+async function startRepair(
+  ctx: OpContext,
+  ask: ExecAsk,
+  state: EnvState,
+  prior: ObservedUnit,
+  who: string,
+): Promise<Repair> {
   const { run, session, record } = await startRun(
     ctx,
     state,
@@ -52,118 +95,122 @@ export async function exec(
       state: 'executing',
       phase: 'wave',
       wave: 0,
-      executing: [opts.unit],
-      exec: { unit: opts.unit, command: opts.command, by: who, reason: opts.reason },
+      executing: [ask.unit],
+      exec: { unit: ask.unit, command: ask.command, by: who, reason: ask.reason },
     },
     EXEC_DEADLINE_MS,
   );
-  const now = ctx.now();
-  if (!(await session.acquire(record, EXEC_DEADLINE_MS, now)))
+  if (!(await session.acquire(record, EXEC_DEADLINE_MS, ctx.now())))
     throw new NylError(
-      problem('NYL-LEASE-HELD', `another run took the lease of ${env} first`, {
+      problem('NYL-LEASE-HELD', `another run took the lease of ${ask.environment} first`, {
         exit: Exit.refused,
         fix: 'run again, or pass --wait-lease <duration>',
       }),
     );
-  const env_: NodeJS.ProcessEnv = {
+  return { ask, state, prior, who, run, session, record };
+}
+
+/** The tool's environment: nyl's, the unit's names, and its receipt's outputs as a consumer gets them. */
+function toolEnv(rep: Repair): NodeJS.ProcessEnv {
+  const { ask, prior } = rep;
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
-    NYL_ENVIRONMENT: env,
-    NYL_UNIT: opts.unit,
-    NYL_RUN: run,
+    NYL_ENVIRONMENT: ask.environment,
+    NYL_UNIT: ask.unit,
+    NYL_RUN: rep.run,
     NYL_UID: prior.uid,
   };
   for (const [k, v] of Object.entries(prior.receipt?.outputs ?? {}))
-    env_[referenceVariable({ unit: opts.unit, key: k })] = v;
-  const r = await runProcess({
-    argv: opts.command,
-    cwd: ctx.repo.root,
-    env: env_,
-    timeoutMs: 24 * 3_600_000,
-    cancellation: ctx.cancellation,
-    echo: opts.echo !== false,
-  });
-  const output = masker.maskPiece(r.started ? r.tail.slice(-OUTPUT_KEPT) : `could not be started: ${r.startError}`);
-  const at = isoTime(ctx.now());
-  const next: ObservedUnit = {
-    ...prior,
-    lastRun: run,
-    repairs: [
-      ...(prior.repairs ?? []),
-      {
-        run,
-        command: opts.command,
-        by: who,
-        ...(opts.reason ? { reason: opts.reason } : {}),
-        at,
-        exitCode: r.exitCode,
-        output,
-      },
-    ].slice(-REPAIRS_KEPT),
+    env[referenceVariable({ unit: ask.unit, key: k })] = v;
+  return env;
+}
+
+/** The unit with the repair kept (newest last, bounded). */
+function repaired(rep: Repair, r: ProcessResult, output: string, at: string): ObservedUnit {
+  const { ask, prior } = rep;
+  const repair = {
+    run: rep.run,
+    command: ask.command,
+    by: rep.who,
+    ...(ask.reason ? { reason: ask.reason } : {}),
+    at,
+    exitCode: r.exitCode,
+    output,
   };
-  const message = [
-    `nyl: exec ${env} ${opts.unit} (${r.started ? `exit ${r.exitCode ?? r.signal}` : 'not started'})`,
+  return { ...prior, lastRun: rep.run, repairs: [...(prior.repairs ?? []), repair].slice(-REPAIRS_KEPT) };
+}
+
+function repairMessage(rep: Repair, r: ProcessResult): string {
+  const { ask } = rep;
+  return [
+    `nyl: exec ${ask.environment} ${ask.unit} (${r.started ? `exit ${r.exitCode ?? r.signal}` : 'not started'})`,
     '',
-    `unit: ${opts.unit}`,
-    `command: ${JSON.stringify(opts.command)}`,
-    `by: ${who}`,
-    ...(opts.reason ? [`reason: ${JSON.stringify(opts.reason)}`] : []),
+    `unit: ${ask.unit}`,
+    `command: ${JSON.stringify(ask.command)}`,
+    `by: ${rep.who}`,
+    ...(ask.reason ? [`reason: ${JSON.stringify(ask.reason)}`] : []),
     `exitCode: ${r.exitCode ?? 'null'}`,
     '',
   ].join('\n');
-  // A landing the disk refuses leaves the repair unrecorded: the run keeps its lease (a last write
-  // that ended it would clear `executing`, the only word left that the repair ran).
-  const { tips } = await land(session, env, opts.unit, () =>
-    session.land(
-      [
-        {
-          ref: state.refs.observed,
-          old: state.tips.observed,
-          files: observedFiles(state, new Map([[opts.unit, next]])),
-          message,
-        },
-      ],
-      ctx.now(),
-      [],
-      ownEntry(
-        record,
-        [
-          {
-            unit: opts.unit,
-            kind: next.kind,
-            result: r.exitCode === 0 ? 'executed' : 'failed',
-            detail: '',
-            durationMs: r.durationMs,
-          },
-        ],
-        new Map([[FILES.runLog(opts.unit), Buffer.from(output)]]),
-        ctx.now(),
-        { exitCodes: r.exitCode === null ? undefined : new Map([[opts.unit, r.exitCode]]) },
-      ),
-    ),
+}
+
+/**
+ * One observed commit with the repair, the run in the history, the lease released. A landing the
+ * disk refuses leaves the repair unrecorded: the run keeps its lease (a last write that ended it
+ * would clear `executing`, the only word left that the repair ran). Returns the observed tip.
+ */
+async function landRepair(ctx: OpContext, rep: Repair, r: ProcessResult, output: string): Promise<string> {
+  const { ask, state, session } = rep;
+  const next = repaired(rep, r, output, isoTime(ctx.now()));
+  const row = {
+    unit: ask.unit,
+    kind: next.kind,
+    result: r.exitCode === 0 ? 'executed' : 'failed',
+    detail: '',
+    durationMs: r.durationMs,
+  };
+  const history = () =>
+    ownEntry(rep.record, [row], new Map([[FILES.runLog(ask.unit), Buffer.from(output)]]), ctx.now(), {
+      exitCodes: r.exitCode === null ? undefined : new Map([[ask.unit, r.exitCode]]),
+    });
+  const observed = {
+    ref: state.refs.observed,
+    old: state.tips.observed,
+    files: observedFiles(state, new Map([[ask.unit, next]])),
+    message: repairMessage(rep, r),
+  };
+  const { tips } = await land(session, ask.environment, ask.unit, () =>
+    session.land([observed], ctx.now(), [], history()),
   );
+  return tips.get(state.refs.observed) ?? '';
+}
+
+function execReport(rep: Repair, r: ProcessResult, observed: string): OpReport {
+  const { ask } = rep;
   const failed = r.exitCode !== 0;
   const exitText = !r.started ? 'not started' : String(r.exitCode ?? r.signal);
+  const how = !r.started
+    ? `could not be started: ${r.startError}`
+    : r.exitCode === null
+      ? `was killed by ${r.signal}`
+      : `exited with ${r.exitCode}`;
   return {
     operation: 'exec',
-    environment: env,
+    environment: ask.environment,
     outcome: failed ? 'tool failed' : 'done',
     facts: [
-      ['unit', opts.unit],
-      ['run', run],
+      ['unit', ask.unit],
+      ['run', rep.run],
       ['exit', exitText],
-      ['observed', tips.get(state.refs.observed) ?? ''],
+      ['observed', observed],
     ],
     problems: failed
       ? [
-          problem(
-            'NYL-EXEC-FAILED',
-            `${opts.command.join(' ')} ${!r.started ? `could not be started: ${r.startError}` : r.exitCode === null ? `was killed by ${r.signal}` : `exited with ${r.exitCode}`}`,
-            {
-              subject: opts.unit,
-              exit: Exit.failed,
-              fix: `its output is kept: \`nyl state show -e ${env} --unit ${opts.unit}\``,
-            },
-          ),
+          problem('NYL-EXEC-FAILED', `${ask.command.join(' ')} ${how}`, {
+            subject: ask.unit,
+            exit: Exit.failed,
+            fix: `its output is kept: \`nyl state show -e ${ask.environment} --unit ${ask.unit}\``,
+          }),
         ]
       : [],
     exit: failed ? Exit.failed : Exit.ok,

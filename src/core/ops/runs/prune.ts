@@ -5,7 +5,7 @@ import { RunSession } from '../../state/run-session.js';
 import { formatDuration } from '../../util/duration.js';
 import { Exit } from '../../util/errors.js';
 import { uuid7 } from '../../util/uuid7.js';
-import { waitForNonImportWrite } from '../recovery/recover.js';
+import { waitForNonImportWrite } from '../recovery/non-import-write.js';
 import type { OpReport } from '../workspace/report.js';
 import { loadEnvironment, type OpContext, refuseUnpublished } from '../workspace/workspace.js';
 

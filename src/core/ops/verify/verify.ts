@@ -12,7 +12,7 @@ import { type EvaluatedUnit, evaluateAll } from '../evaluate/evaluate.js';
 import { refuseUncommitted, toolUnit } from '../judge/files-gate.js';
 import { verifiable } from '../judge/promotion.js';
 import { DEFAULT_PARALLELISM } from '../reconcile/options.js';
-import { waitForNonImportWrite } from '../recovery/recover.js';
+import { waitForNonImportWrite } from '../recovery/non-import-write.js';
 import { transitionMessage } from '../transition/message.js';
 import type { RunReport, UnitRow } from '../workspace/report.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from '../workspace/workspace.js';

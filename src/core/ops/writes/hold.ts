@@ -4,7 +4,7 @@ import { Exit, NylError, problem } from '../../util/errors.js';
 import { isoTime } from '../../util/time.js';
 import { uuid7 } from '../../util/uuid7.js';
 import { uidFor } from '../evaluate/evaluate.js';
-import { waitForNonImportWrite } from '../recovery/recover.js';
+import { waitForNonImportWrite } from '../recovery/non-import-write.js';
 import type { OpReport } from '../workspace/report.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from '../workspace/workspace.js';
 import { operatorIdentity, writeObserved } from './write-observed.js';

@@ -219,6 +219,161 @@ export function emptyEnvState(prefix: string, environment: string): EnvState {
   };
 }
 
+/** The tips under an environment's prefix, with its run, evidence and ended refs by id. */
+function tipsOf(prefix: string, environment: string, tips: Map<string, string>): EnvState['tips'] {
+  const refs = envRefs(prefix, environment);
+  const byKind = {
+    runs: new Map<string, string>(),
+    evidence: new Map<string, string>(),
+    ended: new Map<string, string>(),
+  };
+  for (const [ref, oid] of tips) {
+    const m = /\/(runs|evidence|ended)\/([^/]+)$/.exec(ref);
+    if (m && ref.startsWith(`${prefix}/${environment}/`)) byKind[m[1] as keyof typeof byKind].set(m[2] as string, oid);
+  }
+  return {
+    lease: tips.get(refs.lease),
+    desired: tips.get(refs.desired),
+    observed: tips.get(refs.observed),
+    history: tips.get(refs.history),
+    ...byKind,
+  };
+}
+
+/**
+ * One read of an environment's state: the trees of its tips, then their documents, each
+ * validated (what cannot be read is collected, with where and why). Phases: trees (lease,
+ * observed, desired) → documents (the lease, observed units, run and evidence refs, in parallel)
+ * → uids of units only the desired ref knows → the recorded source.
+ */
+class EnvRead {
+  private readonly reader: Reader;
+  private readonly state: EnvState;
+  private readonly refs: EnvRefs;
+
+  constructor(
+    private readonly repo: GitRepo,
+    prefix: string,
+    environment: string,
+    tips: Map<string, string>,
+  ) {
+    this.reader = new Reader(repo);
+    this.refs = envRefs(prefix, environment);
+    this.state = { ...emptyEnvState(prefix, environment), allTips: tips, tips: tipsOf(prefix, environment, tips) };
+  }
+
+  async read(): Promise<EnvState> {
+    const { state, refs, reader, repo } = this;
+    const { tips } = state;
+    const [leaseFiles, observedTree, desiredFiles] = await Promise.all([
+      tips.lease ? reader.files({ ref: refs.lease, tip: tips.lease, scope: 'lease' }) : new Map<string, string>(),
+      tips.observed ? reader.tree(this.observedWhere(tips.observed)) : undefined,
+      tips.desired
+        ? reader.files({ ref: refs.desired, tip: tips.desired, scope: 'desired' }, true)
+        : new Map<string, string>(),
+    ]);
+    state.desiredFiles = desiredFiles ?? new Map();
+    const [lease, observedDocs, runStates, evidenceStates] = await Promise.all([
+      this.lease(leaseFiles),
+      this.observed(observedTree),
+      Promise.all([...tips.runs].map(([id, tip]) => readRunRef(reader, repo, 'run', id, refs.run(id), tip))),
+      Promise.all(
+        [...tips.evidence].map(([id, tip]) => readRunRef(reader, repo, 'evidence', id, refs.evidence(id), tip)),
+      ),
+    ]);
+    state.lease = lease;
+    for (const doc of observedDocs) if (doc) state.observed.set(doc.name, doc);
+    await this.unobservedUids();
+    await this.recordedSource();
+    for (const r of runStates) if (r) state.runs.set(r.id, r);
+    for (const r of evidenceStates) if (r) state.evidence.set(r.id, r);
+    state.unreadable = reader.unreadable;
+    return state;
+  }
+
+  private observedWhere(tip: string) {
+    return { ref: this.refs.observed, tip, scope: 'observed' as const };
+  }
+
+  private lease(files: Map<string, string> | undefined): Promise<LeaseDoc | undefined> {
+    const tip = this.state.tips.lease;
+    if (!tip || !files) return Promise.resolve(undefined);
+    const where = { ref: this.refs.lease, tip, scope: 'lease' as const, file: FILES.lease };
+    return this.reader.doc<LeaseDoc>('lease', where, files.get(FILES.lease));
+  }
+
+  /** A unit's document of the observed or desired ref, which must be the document of the unit its path names. */
+  private async unitDoc<T extends { name: string }>(
+    kind: 'observed' | 'desired',
+    ref: string,
+    tip: string,
+    [path, oid]: [string, string],
+  ): Promise<T | undefined> {
+    const unit = (UNIT_DOC.exec(path) as RegExpExecArray)[1] as string;
+    const where = { ref, tip, scope: kind, file: path, unit };
+    const doc = await this.reader.doc<T>(kind, where, oid);
+    crashPoint('read-state');
+    if (doc && doc.name !== unit)
+      return this.reader.fail(where, `it holds the document of unit ${doc.name}, not ${unit}`);
+    return doc;
+  }
+
+  /**
+   * Every unit document of the observed ref (from the derived cache when its tree was read whole
+   * before). Only a tree whose every document could be read is kept: an unreadable one is read
+   * (and reported) again each time until it is repaired.
+   */
+  private async observed(tree: string | undefined): Promise<ObservedUnit[]> {
+    const { state, repo, reader } = this;
+    const tip = state.tips.observed;
+    if (!tip || !tree) return [];
+    const cached = repo.derived.get<ObservedCacheEntry>('observed', tree);
+    if (cached) {
+      crashPoint('read-state');
+      state.observedFiles = new Map(cached.files);
+      return cached.docs;
+    }
+    state.observedFiles = await repo.readTreeRecursive(tree);
+    const before = reader.unreadable.length;
+    const unitPaths = [...state.observedFiles].filter(([p]) => UNIT_DOC.test(p));
+    const read = await Promise.all(
+      unitPaths.map((f) => this.unitDoc<ObservedUnit>('observed', this.refs.observed, tip, f)),
+    );
+    const docs = read.filter((d): d is ObservedUnit => d !== undefined);
+    if (reader.unreadable.length === before)
+      repo.derived.set('observed', tree, { files: [...state.observedFiles], docs } satisfies ObservedCacheEntry);
+    return docs;
+  }
+
+  /** The uids of units resolved before but never observed: a unit keeps its uid until it executes. */
+  private async unobservedUids(): Promise<void> {
+    const { state } = this;
+    const unreadableUnits = new Set(
+      this.reader.unreadable.filter((u) => u.scope === 'observed' && u.unit).map((u) => u.unit),
+    );
+    const unobserved = [...state.desiredFiles].filter(([p]) => {
+      const m = UNIT_DOC.exec(p);
+      return m && !state.observed.has(m[1] as string) && !unreadableUnits.has(m[1] as string);
+    });
+    const tip = state.tips.desired as string;
+    const docs = await Promise.all(
+      unobserved.map((f) => this.unitDoc<DesiredUnit>('desired', this.refs.desired, tip, f)),
+    );
+    for (const d of docs) if (d) state.desiredUids.set(d.name, d.uid);
+  }
+
+  /** The source the environment's configuration was last applied from: desired environment.json, else the newest receipt's. */
+  private async recordedSource(): Promise<void> {
+    const { state } = this;
+    const envDoc = state.desiredFiles.get(FILES.environment);
+    const tip = state.tips.desired;
+    const where = { ref: this.refs.desired, tip: tip as string, scope: 'desired' as const, file: FILES.environment };
+    const file = envDoc && tip ? await this.reader.doc<{ source?: string }>('environment', where, envDoc) : undefined;
+    state.desiredSource = file?.source;
+    state.recordedSource = file?.source ?? newestReceiptSource(state.observed);
+  }
+}
+
 /** Reads an environment's state from the tips of its refs; never walks history. */
 export async function readEnvironment(
   repo: GitRepo,
@@ -226,117 +381,8 @@ export async function readEnvironment(
   prefix: string,
   environment: string,
 ): Promise<EnvState> {
-  const refs = envRefs(prefix, environment);
   const tips = await backend.list(`${prefix}/${environment}`);
-  const runs = new Map<string, string>();
-  const evidence = new Map<string, string>();
-  const ended = new Map<string, string>();
-  const byKind = { runs, evidence, ended };
-  for (const [ref, oid] of tips) {
-    const m = /\/(runs|evidence|ended)\/([^/]+)$/.exec(ref);
-    if (m && ref.startsWith(`${prefix}/${environment}/`)) byKind[m[1] as keyof typeof byKind].set(m[2] as string, oid);
-  }
-  const state: EnvState = {
-    ...emptyEnvState(prefix, environment),
-    allTips: tips,
-    tips: {
-      lease: tips.get(refs.lease),
-      desired: tips.get(refs.desired),
-      observed: tips.get(refs.observed),
-      runs,
-      evidence,
-      history: tips.get(refs.history),
-      ended,
-    },
-  };
-  const reader = new Reader(repo);
-  const filesOf = (scope: 'lease' | 'desired', ref: string, tip: string | undefined) =>
-    tip ? reader.files({ ref, tip, scope }, scope === 'desired') : Promise.resolve(new Map<string, string>());
-  const observedWhere = state.tips.observed
-    ? { ref: refs.observed, tip: state.tips.observed, scope: 'observed' as const }
-    : undefined;
-  const [leaseFiles, observedTree, desiredFiles] = await Promise.all([
-    filesOf('lease', refs.lease, state.tips.lease),
-    observedWhere ? reader.tree(observedWhere) : undefined,
-    filesOf('desired', refs.desired, state.tips.desired),
-  ]);
-  state.desiredFiles = desiredFiles ?? new Map();
-  const unitDoc = async <T extends { name: string }>(
-    kind: 'observed' | 'desired',
-    ref: string,
-    tip: string,
-    path: string,
-    oid: string,
-  ): Promise<T | undefined> => {
-    const unit = (UNIT_DOC.exec(path) as RegExpExecArray)[1] as string;
-    const where = { ref, tip, scope: kind, file: path, unit };
-    const doc = await reader.doc<T>(kind, where, oid);
-    crashPoint('read-state');
-    if (doc && doc.name !== unit) return reader.fail(where, `it holds the document of unit ${doc.name}, not ${unit}`);
-    return doc;
-  };
-  const readObserved = async (): Promise<ObservedUnit[]> => {
-    if (!observedWhere || !observedTree) return [];
-    const cached = repo.derived.get<ObservedCacheEntry>('observed', observedTree);
-    if (cached) {
-      crashPoint('read-state');
-      state.observedFiles = new Map(cached.files);
-      return cached.docs;
-    }
-    state.observedFiles = await repo.readTreeRecursive(observedTree);
-    const before = reader.unreadable.length;
-    const unitPaths = [...state.observedFiles].filter(([p]) => UNIT_DOC.test(p));
-    const read = await Promise.all(
-      unitPaths.map(([p, oid]) => unitDoc<ObservedUnit>('observed', refs.observed, observedWhere.tip, p, oid)),
-    );
-    const docs = read.filter((d): d is ObservedUnit => d !== undefined);
-    // Only a tree whose every document could be read is kept: an unreadable one is read (and
-    // reported) again each time until it is repaired.
-    if (reader.unreadable.length === before)
-      repo.derived.set('observed', observedTree, {
-        files: [...state.observedFiles],
-        docs,
-      } satisfies ObservedCacheEntry);
-    return docs;
-  };
-  const [lease, observedDocs, runStates, evidenceStates] = await Promise.all([
-    state.tips.lease && leaseFiles
-      ? reader.doc<LeaseDoc>(
-          'lease',
-          { ref: refs.lease, tip: state.tips.lease, scope: 'lease', file: FILES.lease },
-          leaseFiles.get(FILES.lease),
-        )
-      : undefined,
-    readObserved(),
-    Promise.all([...runs].map(([id, tip]) => readRunRef(reader, repo, 'run', id, refs.run(id), tip))),
-    Promise.all([...evidence].map(([id, tip]) => readRunRef(reader, repo, 'evidence', id, refs.evidence(id), tip))),
-  ]);
-  state.lease = lease;
-  for (const doc of observedDocs) if (doc) state.observed.set(doc.name, doc);
-  const unreadableUnits = new Set(reader.unreadable.filter((u) => u.scope === 'observed' && u.unit).map((u) => u.unit));
-  const unobserved = [...state.desiredFiles].filter(([p]) => {
-    const m = UNIT_DOC.exec(p);
-    return m && !state.observed.has(m[1] as string) && !unreadableUnits.has(m[1] as string);
-  });
-  const desiredDocs = await Promise.all(
-    unobserved.map(([p, oid]) => unitDoc<DesiredUnit>('desired', refs.desired, state.tips.desired as string, p, oid)),
-  );
-  for (const d of desiredDocs) if (d) state.desiredUids.set(d.name, d.uid);
-  const envDoc = state.desiredFiles.get(FILES.environment);
-  const environmentFile =
-    envDoc && state.tips.desired
-      ? await reader.doc<{ source?: string }>(
-          'environment',
-          { ref: refs.desired, tip: state.tips.desired, scope: 'desired', file: FILES.environment },
-          envDoc,
-        )
-      : undefined;
-  state.desiredSource = environmentFile?.source;
-  state.recordedSource = environmentFile?.source ?? newestReceiptSource(state.observed);
-  for (const r of runStates) if (r) state.runs.set(r.id, r);
-  for (const r of evidenceStates) if (r) state.evidence.set(r.id, r);
-  state.unreadable = reader.unreadable;
-  return state;
+  return new EnvRead(repo, prefix, environment, tips).read();
 }
 
 /** Before environment.json recorded it: the source of the newest receipt. */

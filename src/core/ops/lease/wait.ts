@@ -28,6 +28,9 @@ export interface LeaseWaitOptions {
 /** Between two asks about one job, while waiting (the API is not polled at the lease's pace). */
 const JOB_ASK_MS = 10_000;
 
+type Done = { loaded: Loaded; problems: Problem[] };
+type HeldJob = { job: GithubJob; state: JobState };
+
 /**
  * Reads the environment until its lease can be gone on with, for at most --wait-lease; without
  * it, a held lease is NYL-LEASE-HELD at once. A poll lists the lease and run refs alone (one
@@ -36,104 +39,150 @@ const JOB_ASK_MS = 10_000;
  * (`lease-schedule.ts`, `lease-expect.ts`). Returns the state to go on with and the
  * NYL-CLOCK-SKEW warnings met on the way.
  */
-export async function waitForLease(
-  ctx: OpContext,
-  loaded: Loaded,
-  opts: LeaseWaitOptions = {},
-): Promise<{ loaded: Loaded; problems: Problem[] }> {
-  const env = loaded.sel.environment;
-  const accept = opts.accept ?? ((v: LeaseVerdict) => v.kind !== 'held');
-  const refusal =
-    opts.refusal ??
-    ((v: LeaseVerdict) => new NylError(leaseHeldProblem(env, v as Extract<LeaseVerdict, { kind: 'held' }>)));
-  const until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
-  let poller: LeasePoller | undefined;
-  let schedule: PollSchedule | undefined;
-  /** Runs seen renewing after their deadline had passed by this clock: alive, whatever the times say. */
-  const alive = new Set<string>();
-  const problems: Problem[] = [];
-  const jobs = new Map<string, { at: number; state: JobState }>();
-  /** What the Actions API says of the holder's job (asked at most every JOB_ASK_MS). */
-  const jobOf = async (v: LeaseVerdict): Promise<{ job: GithubJob; state: JobState } | undefined> => {
-    const job = holderJob(current.state, v);
-    if (!job || (v.kind !== 'held' && v.kind !== 'expired')) return undefined;
-    const known = jobs.get(v.run);
-    if (known && ctx.now() - known.at < JOB_ASK_MS) return { job, state: known.state };
-    const state = await ctx.jobLookup(job).catch((e: unknown): JobState => ({ kind: 'unknown', why: String(e) }));
-    jobs.set(v.run, { at: ctx.now(), state });
-    return { job, state };
-  };
-  let current = loaded;
-  let told = false;
+export async function waitForLease(ctx: OpContext, loaded: Loaded, opts: LeaseWaitOptions = {}): Promise<Done> {
+  const w = new LeaseWait(ctx, loaded, opts);
   try {
     for (;;) {
-      const seen = leaseVerdict(current.state, ctx.now());
-      const job = await jobOf(seen);
-      // A completed GitHub job can no longer write: an importer breaks its lease and takes over.
-      if (job?.state.kind === 'completed' && opts.takeover) {
-        const reason = `GitHub job ${job.state.url} completed (${job.state.conclusion})`;
-        ctx.onEvent({ type: 'note', text: `the lease of ${env} is held by ${reason}: breaking it` });
-        await writeBreak(ctx, current.state, seen, reason);
-        current = { ...current, ...(await readState(ctx, current.sel, current.tolerate)) };
-        continue;
-      }
-      // A job still running holds its lease whatever its deadline says.
-      const running = job?.state.kind === 'running' && seen.kind === 'expired';
-      const v = seen.kind === 'expired' && (alive.has(seen.run) || running) ? asHeld(current.state, seen) : seen;
-      if (v.kind === 'expired' && opts.takeover && accept(v)) {
-        const watched = await watchForSilence(ctx, current, v);
-        current = watched.loaded;
-        if (watched.silent) return { loaded: current, problems };
-        // Cancelled while watching: nothing was seen either way.
-        if (watched.cancelled) throw new NylError([...refusal(asHeld(current.state, v)).problems, ...problems]);
-        const again = leaseVerdict(current.state, ctx.now());
-        if (again.kind === 'expired' && again.run === v.run) {
-          alive.add(v.run);
-          problems.push(
-            skewProblem(
-              env,
-              `run ${v.run} renewed its lease although its deadline ${withOffset(v.deadline)} had passed by this machine's clock (${withOffset(isoTime(ctx.now()))})`,
-            ),
-          );
-        }
-        continue;
-      }
-      if (accept(v)) return { loaded: current, problems };
-      if (ctx.now() >= until || ctx.cancellation.requested) {
-        const e = refusal(v);
-        const first = e.problems[0];
-        // What the API said of the holder's job goes with the refusal, in the operator's terms.
-        if (job && first && (first.code === 'NYL-LEASE-HELD' || first.code === 'NYL-RUN-UNIMPORTED'))
-          e.problems[0] = {
-            ...first,
-            message: `${first.message}\n${jobNote(job.job, job.state)}${
-              job.state.kind === 'completed'
-                ? `: the next \`nyl reconcile -e ${env}\` or \`nyl recover -e ${env}\` breaks its lease and imports it`
-                : ''
-            }`,
-          };
-        throw new NylError([...e.problems, ...problems, ...clockSkewProblems(current.state, ctx.now())]);
-      }
-      if (!told && v.kind === 'held') {
-        ctx.onEvent({ type: 'note', text: `waiting for the lease of ${env} (run ${v.run})` });
-        told = true;
-      }
-      poller ??= await LeasePoller.open(ctx, current.sel.prefix, env);
-      schedule ??= new PollSchedule(ctx.now());
-      schedule.expectRelease(v.kind === 'held' ? expectedRelease(current.state, v.run) : undefined);
-      backoffStats.waits++;
-      const woken = await poller.sleep(Math.min(schedule.next(ctx.now(), poller.cost), Math.max(0, until - ctx.now())));
-      if (ctx.cancellation.requested) continue;
-      schedule.polled(ctx.now(), woken ? 1 : poller.cost);
-      const tips = woken ? undefined : await poller.poll();
-      if (tips && sameLeaseTips(current.state, tips)) continue;
-      // The read after a poll that saw the lease move is a request too: it is paid from the same
-      // budget (every write of the holder renews its lease, so each one costs the waiter a read).
-      if (tips) schedule.polled(ctx.now(), 1);
-      current = { ...current, ...(await readState(ctx, current.sel, current.tolerate)) };
+      const done = await w.step();
+      if (done) return done;
     }
   } finally {
-    poller?.close();
+    w.close();
+  }
+}
+
+/** One wait for a lease: what was read last, what was learnt of the holder, the polls. */
+class LeaseWait {
+  private readonly env: string;
+  private readonly accept: (v: LeaseVerdict) => boolean;
+  private readonly refusal: (v: LeaseVerdict) => NylError;
+  private readonly until: number;
+  private poller: LeasePoller | undefined;
+  private schedule: PollSchedule | undefined;
+  /** Runs seen renewing after their deadline had passed by this clock: alive, whatever the times say. */
+  private readonly alive = new Set<string>();
+  private readonly problems: Problem[] = [];
+  private readonly jobs = new Map<string, { at: number; state: JobState }>();
+  private told = false;
+
+  constructor(
+    private readonly ctx: OpContext,
+    private current: Loaded,
+    private readonly opts: LeaseWaitOptions,
+  ) {
+    this.env = current.sel.environment;
+    this.accept = opts.accept ?? ((v: LeaseVerdict) => v.kind !== 'held');
+    this.refusal =
+      opts.refusal ??
+      ((v: LeaseVerdict) => new NylError(leaseHeldProblem(this.env, v as Extract<LeaseVerdict, { kind: 'held' }>)));
+    this.until = ctx.now() + (ctx.opts.waitLeaseMs ?? 0);
+  }
+
+  close(): void {
+    this.poller?.close();
+  }
+
+  /** One look at the lease: go on (returned), wait and look again (undefined), or refuse (thrown). */
+  async step(): Promise<Done | undefined> {
+    const seen = leaseVerdict(this.current.state, this.ctx.now());
+    const job = await this.jobOf(seen);
+    // A completed GitHub job can no longer write: an importer breaks its lease and takes over.
+    if (job?.state.kind === 'completed' && this.opts.takeover) return this.breakCompleted(seen, job);
+    // A job still running holds its lease whatever its deadline says.
+    const running = job?.state.kind === 'running' && seen.kind === 'expired';
+    const v =
+      seen.kind === 'expired' && (this.alive.has(seen.run) || running) ? asHeld(this.current.state, seen) : seen;
+    if (v.kind === 'expired' && this.opts.takeover && this.accept(v)) return this.confirmExpired(v);
+    if (this.accept(v)) return { loaded: this.current, problems: this.problems };
+    if (this.ctx.now() >= this.until || this.ctx.cancellation.requested) throw this.refused(v, job);
+    await this.sleepUntilChange(v);
+    return undefined;
+  }
+
+  private async reread(): Promise<void> {
+    this.current = { ...this.current, ...(await readState(this.ctx, this.current.sel, this.current.tolerate)) };
+  }
+
+  /** What the Actions API says of the holder's job (asked at most every JOB_ASK_MS). */
+  private async jobOf(v: LeaseVerdict): Promise<HeldJob | undefined> {
+    const job = holderJob(this.current.state, v);
+    if (!job || (v.kind !== 'held' && v.kind !== 'expired')) return undefined;
+    const known = this.jobs.get(v.run);
+    if (known && this.ctx.now() - known.at < JOB_ASK_MS) return { job, state: known.state };
+    const state = await this.ctx.jobLookup(job).catch((e: unknown): JobState => ({ kind: 'unknown', why: String(e) }));
+    this.jobs.set(v.run, { at: this.ctx.now(), state });
+    return { job, state };
+  }
+
+  private async breakCompleted(seen: LeaseVerdict, job: HeldJob): Promise<undefined> {
+    const s = job.state as Extract<JobState, { kind: 'completed' }>;
+    const reason = `GitHub job ${s.url} completed (${s.conclusion})`;
+    this.ctx.onEvent({ type: 'note', text: `the lease of ${this.env} is held by ${reason}: breaking it` });
+    await writeBreak(this.ctx, this.current.state, seen, reason);
+    await this.reread();
+    return undefined;
+  }
+
+  /** An expired lease an importer may take over, once its holder is found silent; a holder that renews is alive. */
+  private async confirmExpired(v: Extract<LeaseVerdict, { kind: 'expired' }>): Promise<Done | undefined> {
+    const watched = await watchForSilence(this.ctx, this.current, v);
+    this.current = watched.loaded;
+    if (watched.silent) return { loaded: this.current, problems: this.problems };
+    // Cancelled while watching: nothing was seen either way.
+    if (watched.cancelled)
+      throw new NylError([...this.refusal(asHeld(this.current.state, v)).problems, ...this.problems]);
+    const again = leaseVerdict(this.current.state, this.ctx.now());
+    if (again.kind === 'expired' && again.run === v.run) {
+      this.alive.add(v.run);
+      this.problems.push(
+        skewProblem(
+          this.env,
+          `run ${v.run} renewed its lease although its deadline ${withOffset(v.deadline)} had passed by this machine's clock (${withOffset(isoTime(this.ctx.now()))})`,
+        ),
+      );
+    }
+    return undefined;
+  }
+
+  /** The refusal, with what the API said of the holder's job, in the operator's terms. */
+  private refused(v: LeaseVerdict, job: HeldJob | undefined): NylError {
+    const e = this.refusal(v);
+    const first = e.problems[0];
+    if (job && first && (first.code === 'NYL-LEASE-HELD' || first.code === 'NYL-RUN-UNIMPORTED'))
+      e.problems[0] = {
+        ...first,
+        message: `${first.message}\n${jobNote(job.job, job.state)}${
+          job.state.kind === 'completed'
+            ? `: the next \`nyl reconcile -e ${this.env}\` or \`nyl recover -e ${this.env}\` breaks its lease and imports it`
+            : ''
+        }`,
+      };
+    return new NylError([...e.problems, ...this.problems, ...clockSkewProblems(this.current.state, this.ctx.now())]);
+  }
+
+  /** Polls the lease and run refs on the schedule; the environment is read again once they moved. */
+  private async sleepUntilChange(v: LeaseVerdict): Promise<void> {
+    const { ctx } = this;
+    if (!this.told && v.kind === 'held') {
+      ctx.onEvent({ type: 'note', text: `waiting for the lease of ${this.env} (run ${v.run})` });
+      this.told = true;
+    }
+    this.poller ??= await LeasePoller.open(ctx, this.current.sel.prefix, this.env);
+    this.schedule ??= new PollSchedule(ctx.now());
+    const { poller, schedule } = this;
+    schedule.expectRelease(v.kind === 'held' ? expectedRelease(this.current.state, v.run) : undefined);
+    backoffStats.waits++;
+    const woken = await poller.sleep(
+      Math.min(schedule.next(ctx.now(), poller.cost), Math.max(0, this.until - ctx.now())),
+    );
+    if (ctx.cancellation.requested) return;
+    schedule.polled(ctx.now(), woken ? 1 : poller.cost);
+    const tips = woken ? undefined : await poller.poll();
+    if (tips && sameLeaseTips(this.current.state, tips)) return;
+    // The read after a poll that saw the lease move is a request too: it is paid from the same
+    // budget (every write of the holder renews its lease, so each one costs the waiter a read).
+    if (tips) schedule.polled(ctx.now(), 1);
+    await this.reread();
   }
 }
 

@@ -107,24 +107,33 @@ async function operation(
   return leaseBreak(ctx, { environment: env, reason: (inputs as Inputs<'lease-break'>).reason });
 }
 
-/** The main step of every action: inputs, the core operation, outputs, summary, annotations. */
-export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void> {
-  let inputs: Inputs<ActionName>;
+/** The inputs, or NYL-INPUT as the step's failure. */
+function inputsOrFail(name: Exclude<ActionName, 'plan'>): Inputs<ActionName> | undefined {
   try {
-    inputs = readInputs(name);
+    return readInputs(name);
   } catch (e) {
     const msg = e instanceof InputError ? e.message : String(e);
     core.error(msg, { title: 'NYL-INPUT' });
     core.setFailed(msg);
-    return;
+    return undefined;
   }
+}
+
+/**
+ * What the step sets up before anything runs: the token and identity, secrets masked in the
+ * runner's log, what the post step needs, and the cancel the runner's signals start (SIGINT, then
+ * SIGTERM 7.5 s later, to this process only): forwarded to the tools, stopped in time. Returns the
+ * cancellation and how to stop listening.
+ */
+function prepareStep(
+  name: ActionName,
+  inputs: Inputs<ActionName>,
+): { cancellation: Cancellation; unlisten: () => void } {
   useToken(inputs.token);
   useActorIdentity();
-  // The runner masks them in its own log too (the tools' output it echoes, this step's lines).
   for (const s of masker.secrets) core.setSecret(s);
   core.saveState('environment', inputs.environment);
   core.saveState('action', name);
-  // The runner signals only this process, SIGINT then SIGTERM 7.5 s later: forward to tools, stop in time.
   const cancellation = new Cancellation(parseDuration(inputs['cancel-grace']) ?? 5_000);
   // If this step is killed, the watchdog stops its tools; the post step waits for them to be gone.
   configureWatchdog({ graceMs: cancellation.graceMs });
@@ -137,83 +146,114 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return {
+    cancellation,
+    unlisten: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** The workspace of the checkout, the remote its state lives on, progress to the step's log. */
+async function workspaceOf(
+  name: ActionName,
+  inputs: Inputs<ActionName>,
+  cancellation: Cancellation,
+  apiToken: string,
+): Promise<OpContext> {
+  // Which job holds the lease, recorded with it: a later run asks the API whether it finished.
+  if (apiToken && (name === 'reconcile' || name === 'recover')) setCurrentJob(await currentJob(apiToken));
+  return openWorkspace(
+    {
+      cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
+      config: inputs.config || undefined,
+      local: false,
+      remote: inputs.remote,
+      waitLeaseMs: inputs['wait-lease'] ? parseDuration(inputs['wait-lease']) : undefined,
+      networkTimeoutMs: inputs['network-timeout'] ? parseDuration(inputs['network-timeout']) : undefined,
+    },
+    {
+      cancellation,
+      jobLookup: apiToken
+        ? actionsJobLookup(apiToken)
+        : noLookup('no token to ask the Actions API with: pass the token input (it needs actions: read)'),
+      onEvent: (e) => {
+        if (e.type === 'unit-start') core.info(`nyl: ${e.unit} (${e.kind}) started`);
+        else if (e.type === 'unit-finish') core.info(`nyl: ${e.unit} (${e.kind}) ${e.result} in ${e.durationMs}ms`);
+        else core.info(`nyl: ${e.text}`);
+      },
+    },
+  );
+}
+
+/** A report as the step shows it: outputs, annotations (a unit that needs a person too), the summary, the step's result. */
+async function reportOutcome(
+  name: ActionName,
+  inputs: Inputs<ActionName>,
+  report: RunReport | OpReport,
+): Promise<void> {
+  core.saveState('run', 'rows' in report ? (report.run ?? '') : '');
+  setOutputs(report);
+  annotate(report.problems);
+  if ('rows' in report)
+    for (const a of unitAnnotations(report)) {
+      const props = { title: masker.mask(a.title) };
+      if (a.level === 'error') core.error(masker.mask(a.message), props);
+      else core.warning(masker.mask(a.message), props);
+    }
+  const driftIssue =
+    name === 'verify' && 'rows' in report
+      ? await driftAlerts(report as RunReport, inputs as Inputs<'verify'>)
+      : undefined;
+  await writeSummary(report, 'rows' in report ? report.graph : undefined, driftIssue);
+  const tolerated = name === 'verify' && report.exit === Exit.drift && !(inputs as Inputs<'verify'>)['fail-on-drift'];
+  if (report.exit !== Exit.ok && !tolerated)
+    core.setFailed(`nyl ${name} ${inputs.environment}: ${RESULT_OF_EXIT[report.exit]} (exit ${report.exit})`);
+}
+
+/** A refusal or failure: its annotations, outputs and summary, and the step failed (never a stack trace). */
+async function reportFailure(name: ActionName, inputs: Inputs<ActionName>, e: unknown): Promise<void> {
+  const problems: Problem[] = e instanceof NylError ? e.problems : [];
+  annotate(problems);
+  const msg =
+    e instanceof NylError
+      ? problems.map((p) => `${p.code}: ${p.message}`).join('\n')
+      : `NYL-INTERNAL: ${(e as Error)?.message ?? e}`;
+  const exit = e instanceof NylError ? e.exit : 1;
+  setOutput('result', RESULT_OF_EXIT[exit] ?? 'failed');
+  setOutput('exit-code', String(exit));
+  if (process.env.GITHUB_STEP_SUMMARY) {
+    const shown = problems.length
+      ? problems
+      : [{ severity: 'error' as const, code: 'NYL-INTERNAL', message: msg, exit: 1 as const }];
+    const refused = {
+      operation: name,
+      environment: inputs.environment,
+      outcome: 'refused',
+      facts: [],
+      problems: shown,
+      exit,
+    };
+    await core.summary.addRaw(masker.mask(opSummary(refused, { runUrl: workflowRunUrl() }))).write();
+  }
+  core.setFailed(msg);
+}
+
+/** The main step of every action: inputs, the core operation, outputs, summary, annotations. */
+export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void> {
+  const inputs = inputsOrFail(name);
+  if (!inputs) return;
+  const { cancellation, unlisten } = prepareStep(name, inputs);
   let ctx: OpContext | undefined;
-  const apiToken = inputs.token || process.env.GITHUB_TOKEN || '';
   try {
-    // Which job holds the lease, recorded with it: a later run asks the API whether it finished.
-    if (apiToken && (name === 'reconcile' || name === 'recover')) setCurrentJob(await currentJob(apiToken));
-    ctx = await openWorkspace(
-      {
-        cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
-        config: inputs.config || undefined,
-        local: false,
-        remote: inputs.remote,
-        waitLeaseMs: inputs['wait-lease'] ? parseDuration(inputs['wait-lease']) : undefined,
-        networkTimeoutMs: inputs['network-timeout'] ? parseDuration(inputs['network-timeout']) : undefined,
-      },
-      {
-        cancellation,
-        jobLookup: apiToken
-          ? actionsJobLookup(apiToken)
-          : noLookup('no token to ask the Actions API with: pass the token input (it needs actions: read)'),
-        onEvent: (e) => {
-          if (e.type === 'unit-start') core.info(`nyl: ${e.unit} (${e.kind}) started`);
-          else if (e.type === 'unit-finish') core.info(`nyl: ${e.unit} (${e.kind}) ${e.result} in ${e.durationMs}ms`);
-          else core.info(`nyl: ${e.text}`);
-        },
-      },
-    );
-    const report = await operation(name, ctx, inputs);
-    core.saveState('run', 'rows' in report ? (report.run ?? '') : '');
-    setOutputs(report);
-    annotate(report.problems);
-    // Each unit that needs a person gets an annotation too (the ones a problem names already have one).
-    if ('rows' in report)
-      for (const a of unitAnnotations(report)) {
-        const props = { title: masker.mask(a.title) };
-        if (a.level === 'error') core.error(masker.mask(a.message), props);
-        else core.warning(masker.mask(a.message), props);
-      }
-    const driftIssue =
-      name === 'verify' && 'rows' in report ? await driftAlerts(report, inputs as Inputs<'verify'>) : undefined;
-    await writeSummary(report, 'rows' in report ? report.graph : undefined, driftIssue);
-    const tolerated = name === 'verify' && report.exit === Exit.drift && !(inputs as Inputs<'verify'>)['fail-on-drift'];
-    if (report.exit !== Exit.ok && !tolerated)
-      core.setFailed(`nyl ${name} ${inputs.environment}: ${RESULT_OF_EXIT[report.exit]} (exit ${report.exit})`);
+    ctx = await workspaceOf(name, inputs, cancellation, inputs.token || process.env.GITHUB_TOKEN || '');
+    await reportOutcome(name, inputs, await operation(name, ctx, inputs));
   } catch (e) {
-    const problems: Problem[] = e instanceof NylError ? e.problems : [];
-    annotate(problems);
-    const msg =
-      e instanceof NylError
-        ? problems.map((p) => `${p.code}: ${p.message}`).join('\n')
-        : `NYL-INTERNAL: ${(e as Error)?.message ?? e}`;
-    setOutput('result', RESULT_OF_EXIT[e instanceof NylError ? e.exit : 1] ?? 'failed');
-    setOutput('exit-code', String(e instanceof NylError ? e.exit : 1));
-    if (process.env.GITHUB_STEP_SUMMARY)
-      await core.summary
-        .addRaw(
-          masker.mask(
-            opSummary(
-              {
-                operation: name,
-                environment: inputs.environment,
-                outcome: 'refused',
-                facts: [],
-                problems: problems.length
-                  ? problems
-                  : [{ severity: 'error', code: 'NYL-INTERNAL', message: msg, exit: 1 }],
-                exit: e instanceof NylError ? e.exit : 1,
-              },
-              { runUrl: workflowRunUrl() },
-            ),
-          ),
-        )
-        .write();
-    core.setFailed(msg);
+    await reportFailure(name, inputs, e);
   } finally {
     core.saveState('main', 'finished');
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    unlisten();
     ctx?.repo.close();
     await endGently();
     endAll();

@@ -23,7 +23,6 @@ import { commandWords, earlyAnswer, parseOptions, type Values } from './parse.js
 import { progressReporter } from './progress.js';
 import { renderOp, renderProblems, renderRun, renderStatus } from './render.js';
 
-
 export interface Io {
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;

@@ -226,36 +226,24 @@ class Reader {
 
   /** The value after `key:` or `-` (the line already consumed), its parent collection at `ind`. */
   private value(rest: string, ind: number, inMap: boolean): unknown {
-    if (rest === '' || rest[0] === '#') {
-      const i = this.next();
-      if (i < 0 || this.marker(i)) return null;
-      const n = this.ind[i] as number;
-      if (n > ind) return this.node(n);
-      if (inMap && n === ind && isItem(this.text[i] as string)) return this.seq(ind);
-      return null;
-    }
+    if (rest === '' || rest[0] === '#') return this.nested(ind, inMap);
     const c = rest[0] as string;
     if (c === '|' || c === '>') return this.block(rest, ind);
-    let v: unknown;
-    if (c === '[' || c === '{') {
-      const [value, end] = flow(rest, 0);
-      if (end < rest.length && !AFTER_VALUE.test(rest.slice(end))) giveUp();
-      v = value;
-    } else if (c === '"' || c === "'") {
-      const [value, end] = quoted(rest, 0);
-      if (end < rest.length && !AFTER_VALUE.test(rest.slice(end))) giveUp();
-      v = value;
-    } else {
-      if (NOT_PLAIN_START.has(c) || (c === '-' && (rest.length === 1 || rest[1] === ' '))) giveUp();
-      const hash = rest.indexOf(' #');
-      const s = trimSpaces(hash >= 0 ? rest.slice(0, hash) : rest);
-      if (s.includes(': ') || s.endsWith(':')) giveUp();
-      v = resolvePlain(s);
-    }
+    const v = inlineValue(rest);
     // A more indented line next would continue the scalar (or be an error): left to `yaml`.
     const i = this.next();
     if (i >= 0 && !this.marker(i) && (this.ind[i] as number) > ind) giveUp();
     return v;
+  }
+
+  /** Nothing after `key:`: the collection on the lines below (a sequence may sit at the key's own column), or null. */
+  private nested(ind: number, inMap: boolean): unknown {
+    const i = this.next();
+    if (i < 0 || this.marker(i)) return null;
+    const n = this.ind[i] as number;
+    if (n > ind) return this.node(n);
+    if (inMap && n === ind && isItem(this.text[i] as string)) return this.seq(ind);
+    return null;
   }
 
   /** A `|` or `>` scalar, clipped or stripped, its content more indented than `ind`. */
@@ -286,6 +274,21 @@ class Reader {
     const body = h[1] === '|' ? lines.join('\n') : fold(lines);
     return h[2] === '-' ? body : `${body}\n`;
   }
+}
+
+/** A value on the line itself: a flow collection, a quoted scalar, or a plain one (anything else is left to `yaml`). */
+function inlineValue(rest: string): unknown {
+  const c = rest[0] as string;
+  if (c === '[' || c === '{' || c === '"' || c === "'") {
+    const [value, end] = c === '[' || c === '{' ? flow(rest, 0) : quoted(rest, 0);
+    if (end < rest.length && !AFTER_VALUE.test(rest.slice(end))) giveUp();
+    return value;
+  }
+  if (NOT_PLAIN_START.has(c) || (c === '-' && (rest.length === 1 || rest[1] === ' '))) giveUp();
+  const hash = rest.indexOf(' #');
+  const s = trimSpaces(hash >= 0 ? rest.slice(0, hash) : rest);
+  if (s.includes(': ') || s.endsWith(':')) giveUp();
+  return resolvePlain(s);
 }
 
 /** A key that is a string as written (`yaml` caps implicit keys at 1024 characters). */
@@ -363,6 +366,20 @@ function skipSpaces(s: string, i: number): number {
   return i;
 }
 
+/** A flow mapping's key at `s[i]`: quoted (`"k": v`, or `"k":v` as JSON writes it) or plain (`k: v`); the index of its colon. */
+function flowKey(s: string, i: number): [string, number] {
+  if (s[i] === '"' || s[i] === "'") {
+    const [key, after] = quoted(s, i);
+    if (s.charCodeAt(after) !== COLON || after - i >= 1000 || key === '__proto__') giveUp();
+    return [key, after];
+  }
+  const n = keyLength(s, i);
+  if (!n || s.charCodeAt(i + n) !== COLON || s.charCodeAt(i + n + 1) !== SPACE) giveUp();
+  const key = s.slice(i, i + n);
+  if (!plainKey(key)) giveUp();
+  return [key, i + n];
+}
+
 /** A flow collection starting at `s[i]`, closed on the same line: its value and the index after it. */
 function flow(s: string, i: number): [unknown, number] {
   const close = s[i] === '[' ? ']' : '}';
@@ -371,19 +388,7 @@ function flow(s: string, i: number): [unknown, number] {
   i = skipSpaces(s, i + 1);
   while (s[i] !== close) {
     if (close === '}') {
-      let key: string;
-      let after: number;
-      if (s[i] === '"' || s[i] === "'") {
-        // A JSON-like key: `"k": v`, or `"k":v` with no space (as JSON writes it).
-        [key, after] = quoted(s, i);
-        if (s.charCodeAt(after) !== COLON || after - i >= 1000 || key === '__proto__') giveUp();
-      } else {
-        const n = keyLength(s, i);
-        if (!n || s.charCodeAt(i + n) !== COLON || s.charCodeAt(i + n + 1) !== SPACE) giveUp();
-        key = s.slice(i, i + n);
-        if (!plainKey(key)) giveUp();
-        after = i + n;
-      }
+      const [key, after] = flowKey(s, i);
       if (Object.hasOwn(map, key)) giveUp();
       const [v, end] = flowItem(s, skipSpaces(s, after + 1));
       map[key] = v;

@@ -67,49 +67,55 @@ export function referenceVariable(ref: { unit: string; key: string }): string {
  * Inside double quotes the expansion is used as is; elsewhere it is wrapped in double quotes.
  */
 export function shellSafeScript(script: string): string {
+  const q: Quotes = { single: false, double: false };
   let out = '';
-  let inSingle = false;
-  let inDouble = false;
-  let i = 0;
-  while (i < script.length) {
-    const ch = script[i] as string;
-    if (script.startsWith('${{', i)) {
-      const end = script.indexOf('}}', i + 3);
-      if (end >= 0) {
-        const inner = script.slice(i + 3, end).trim();
-        const r = REF.exec(inner);
-        const e = EACH.exec(inner);
-        if (r || e) {
-          const name = r
-            ? referenceVariable({ unit: r[1] as string, key: r[2] as string })
-            : (eachVariable(eachInput(e?.[1] as string)) as string);
-          const v = `\${${name}}`;
-          // In single quotes: close them, expand in double quotes, reopen.
-          out += inSingle ? `'"${v}"'` : inDouble ? v : `"${v}"`;
-          i = end + 2;
-          continue;
-        }
-      }
-    }
-    // A comment (`#` starting a word outside quotes) runs to the end of the line: its quotes do not count.
-    if (ch === '#' && !inSingle && !inDouble && (i === 0 || /\s|;/.test(script[i - 1] as string))) {
-      const nl = script.indexOf('\n', i);
-      const end = nl < 0 ? script.length : nl;
-      out += script.slice(i, end);
-      i = end;
-      continue;
-    }
-    if (ch === '\\' && !inSingle) {
-      out += script.slice(i, i + 2);
-      i += 2;
-      continue;
-    }
-    if (ch === "'" && !inDouble) inSingle = !inSingle;
-    else if (ch === '"' && !inSingle) inDouble = !inDouble;
-    out += ch;
-    i++;
+  for (let i = 0; i < script.length; ) {
+    const piece = nextPiece(script, i, q);
+    out += piece.text;
+    i = piece.end;
   }
   return out;
+}
+
+/** Whether the scan is inside single or double quotes. */
+interface Quotes {
+  single: boolean;
+  double: boolean;
+}
+
+/** The variable an expression at `i` is expanded from, and where the expression ends; none for an expression nyl does not know. */
+function expansionAt(script: string, i: number): { name: string; end: number } | undefined {
+  const end = script.indexOf('}}', i + 3);
+  if (end < 0) return undefined;
+  const inner = script.slice(i + 3, end).trim();
+  const r = REF.exec(inner);
+  if (r) return { name: referenceVariable({ unit: r[1] as string, key: r[2] as string }), end: end + 2 };
+  const e = EACH.exec(inner);
+  return e ? { name: eachVariable(eachInput(e[1] as string)) as string, end: end + 2 } : undefined;
+}
+
+/** A `#` starting a word outside quotes: a comment, to the end of its line (its quotes do not count). */
+const commentAt = (script: string, i: number, q: Quotes) =>
+  script[i] === '#' && !q.single && !q.double && (i === 0 || /\s|;/.test(script[i - 1] as string));
+
+/** The next piece of the script as it is rewritten: an expansion, a comment, an escaped pair, or one character. */
+function nextPiece(script: string, i: number, q: Quotes): { text: string; end: number } {
+  const x = script.startsWith('${{', i) ? expansionAt(script, i) : undefined;
+  if (x) {
+    const v = `\${${x.name}}`;
+    // In single quotes: close them, expand in double quotes, reopen.
+    return { text: q.single ? `'"${v}"'` : q.double ? v : `"${v}"`, end: x.end };
+  }
+  if (commentAt(script, i, q)) {
+    const nl = script.indexOf('\n', i);
+    const end = nl < 0 ? script.length : nl;
+    return { text: script.slice(i, end), end };
+  }
+  const ch = script[i] as string;
+  if (ch === '\\' && !q.single) return { text: script.slice(i, i + 2), end: i + 2 };
+  if (ch === "'" && !q.double) q.single = !q.single;
+  else if (ch === '"' && !q.single) q.double = !q.double;
+  return { text: ch, end: i + 1 };
 }
 
 /** Replaces references with their values, for fields that are data rather than code; `each` gives item paths' values. */

@@ -43,6 +43,56 @@ export function uidFor(state: EnvState, name: string): string {
   return uid;
 }
 
+/** Why a dependency stops a unit: it waits, failed, was not selected, or is blocked itself. */
+function blockedBy(o: Evaluation): string | undefined {
+  if (o.action === 'wait') return o.state;
+  if (o.action === 'invalid') return 'failed';
+  if (o.action === 'skipped') return 'not selected, and not current';
+  return o.action === 'blocked' ? 'blocked' : undefined;
+}
+
+/** A unit a dependency stops (its own uncertainty says more than what blocks it), or undefined. */
+function stopped(
+  u: UnitConfig,
+  observed: ObservedUnit | undefined,
+  outcomeOf: (dep: string) => Evaluation | undefined,
+): Evaluation | undefined {
+  for (const dep of u.deps) {
+    const o = outcomeOf(dep);
+    const why = o ? blockedBy(o) : undefined;
+    if (why === undefined) continue;
+    const c = observed?.condition;
+    if (c?.state === 'uncertain') return { action: 'wait', state: 'uncertain', reason: c.reason };
+    return { action: 'blocked', on: dep, reason: `needs ${dep} (${why})` };
+  }
+  return undefined;
+}
+
+/** Why a unit cannot be resolved: files its spec names are not in the commit, or an upstream lacks an output. */
+function unresolvable(
+  e: unknown,
+  state: EnvState,
+  artifactsOf?: (dep: string) => Record<string, string> | undefined,
+): string {
+  if (e instanceof UnitFilesError) return e.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+  if (!(e instanceof MissingOutputError)) throw e;
+  // Sensitive outputs are never recorded, so they can never be passed on: say so (also of a
+  // receipt this very run made).
+  const artifacts = artifactsOf?.(e.ref) ?? state.observed.get(e.ref)?.receipt?.artifacts;
+  const sensitive = artifacts?.sensitiveOutputs?.split(',') ?? [];
+  return sensitive.includes(e.key)
+    ? `output ${e.key} of ${e.ref} is sensitive (or holds a secret's value): Nyl never records such outputs, so units.${e.ref}.outputs.${e.key} cannot be passed; read it from the tool's state or a secret store instead`
+    : `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`;
+}
+
+/** Upstream units that execute first and whose outputs this unit reads (a mapped unit's items too, resolve/for-each.ts). */
+function pendingOn(u: UnitConfig, outcomeOf: (dep: string) => Evaluation | undefined): string[] {
+  const from = u.forEach && 'from' in u.forEach ? [u.forEach.from.unit] : [];
+  return [...u.refs.map((r) => r.unit), ...from].filter(
+    (d, i, a) => a.indexOf(d) === i && outcomeOf(d)?.action === 'execute',
+  );
+}
+
 /** Resolves one unit against outputs known so far and decides what to do with it. */
 export function evaluateUnit(
   sel: Selection,
@@ -59,56 +109,23 @@ export function evaluateUnit(
   if (!u) throw new Error(`unit ${name} is not selected`);
   const observed = state.observed.get(name);
   const base = { name, kind: u.doc.kind, observed };
-  for (const dep of u.deps) {
-    const o = outcomeOf(dep);
-    if (o && (o.action === 'wait' || o.action === 'blocked' || o.action === 'invalid' || o.action === 'skipped')) {
-      // A unit's own uncertainty says more than what blocks it.
-      const c = observed?.condition;
-      if (c?.state === 'uncertain')
-        return { ...base, policy: 'manual', evaluation: { action: 'wait', state: 'uncertain', reason: c.reason } };
-      const why =
-        o.action === 'wait'
-          ? o.state
-          : o.action === 'invalid'
-            ? 'failed'
-            : o.action === 'skipped'
-              ? 'not selected, and not current'
-              : 'blocked';
-      return { ...base, policy: 'manual', evaluation: { action: 'blocked', on: dep, reason: `needs ${dep} (${why})` } };
-    }
-  }
-  // A mapped unit's items come from its producer's output as well (resolve/for-each.ts).
-  const from = u.forEach && 'from' in u.forEach ? [u.forEach.from.unit] : [];
-  const pendingOn = [...u.refs.map((r) => r.unit), ...from].filter(
-    (d, i, a) => a.indexOf(d) === i && outcomeOf(d)?.action === 'execute',
-  );
+  const manual = (evaluation: Evaluation): EvaluatedUnit => ({ ...base, policy: 'manual', evaluation });
+  const stop = stopped(u, observed, outcomeOf);
+  if (stop) return manual(stop);
+  const pending = pendingOn(u, outcomeOf);
   if (u.unresolved)
-    return pendingOn.length && !u.instance
-      ? { ...base, policy: 'manual', evaluation: { action: 'pending', on: pendingOn } }
-      : { ...base, policy: 'manual', evaluation: { action: 'invalid', reason: u.unresolved } };
-  if (pendingOn.length) {
+    return manual(
+      pending.length && !u.instance ? { action: 'pending', on: pending } : { action: 'invalid', reason: u.unresolved },
+    );
+  if (pending.length) {
     const { policy, regardless } = provisional(sel, u, uid, state, observed, opts);
-    return { ...base, policy, evaluation: { action: 'pending', on: pendingOn, ...(regardless ? { regardless } : {}) } };
+    return { ...base, policy, evaluation: { action: 'pending', on: pending, ...(regardless ? { regardless } : {}) } };
   }
   let desired: DesiredUnit;
   try {
     desired = resolveUnit(u, uid, outputsOf, sel.sources);
   } catch (e) {
-    if (e instanceof UnitFilesError) {
-      const reason = e.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-      return { ...base, policy: 'manual', evaluation: { action: 'invalid', reason } };
-    }
-    if (e instanceof MissingOutputError) {
-      // Sensitive outputs are never recorded, so they can never be passed on: say so (also of a
-      // receipt this very run made).
-      const artifacts = artifactsOf?.(e.ref) ?? state.observed.get(e.ref)?.receipt?.artifacts;
-      const sensitive = artifacts?.sensitiveOutputs?.split(',') ?? [];
-      const reason = sensitive.includes(e.key)
-        ? `output ${e.key} of ${e.ref} is sensitive (or holds a secret's value): Nyl never records such outputs, so units.${e.ref}.outputs.${e.key} cannot be passed; read it from the tool's state or a secret store instead`
-        : `${e.ref} has no output ${e.key} (referenced as units.${e.ref}.outputs.${e.key})`;
-      return { ...base, policy: 'manual', evaluation: { action: 'invalid', reason } };
-    }
-    throw e;
+    return manual({ action: 'invalid', reason: unresolvable(e, state, artifactsOf) });
   }
   const policy = driverFor(u.doc.kind).policy(desired);
   return { ...base, policy, desired, evaluation: selected(name, decide(desired, observed, policy, opts), opts) };

@@ -41,47 +41,67 @@ export async function promotionGate(
 ): Promise<GateStatus[]> {
   const gate = sel.promotion;
   if (!gate) return [];
-  return Promise.all(
-    gate.after.map(async (name): Promise<GateStatus> => {
-      let other: Selection;
-      try {
-        other = await withSources(ctx.repo, cfg, selectEnvironment(cfg, name));
-      } catch {
-        return { environment: name, ready: false, missing: [`${name}'s configuration cannot be selected`] };
-      }
-      const state = await readEnvironment(ctx.repo, ctx.backend, other.prefix, name);
-      expandFrom(other, (u) => state.observed.get(u)?.receipt?.outputs);
-      const missing: string[] = [];
-      if (state.unreadable.length) missing.push(`${name}'s recorded state cannot be read`);
-      const at = state.recordedSource;
-      if (!at) missing.push(`${name} has no source recorded yet`);
-      else {
-        const order = await sourceOrder(ctx.repo, ctx.backend, source, at);
-        if (order.kind === 'unknown')
-          missing.push(`whether ${name}'s ${at.slice(0, 12)} contains this source could not be told (${order.why})`);
-        else if (order.kind === 'newer' && unchangedBy(ctx.repo, other, state)) {
-          // A commit that changes nothing for it (a README merge) leaves it where it was: as good as there.
-        } else if (order.kind !== 'same' && order.kind !== 'older')
-          missing.push(`${name} is at ${at.slice(0, 12)}, which does not contain this source ${source.slice(0, 12)}`);
-      }
-      const bad = [...state.observed.values()].filter((o) => o.condition && other.units.has(o.name));
-      if (bad.length) missing.push(`${name} has ${bad.map((o) => `${o.name} (${o.condition?.state})`).join(', ')}`);
-      if (gate.verified) {
-        const unverified: string[] = [];
-        for (const [unit, u] of other.units) {
-          if (!verifiable(u.doc.kind, u.doc.spec)) continue;
-          const o = state.observed.get(unit);
-          const d = o?.drift;
-          if (!o?.receipt) continue;
-          if (!d || d.receiptKey !== o.receipt.executionKey || d.at < o.receipt.at)
-            unverified.push(`${unit} (not verified since its receipt)`);
-          else if (d.state !== 'in-sync') unverified.push(`${unit} (${d.state})`);
-        }
-        if (unverified.length) missing.push(`${name} has not been verified in sync: ${unverified.join(', ')}`);
-      }
-      return { environment: name, ...(at ? { source: at } : {}), ready: !missing.length, missing };
-    }),
-  );
+  return Promise.all(gate.after.map((name) => earlierEnvironment(ctx, cfg, name, source, gate.verified)));
+}
+
+/** Where one earlier environment stands for this source: what it lacks, if anything. */
+async function earlierEnvironment(
+  ctx: OpContext,
+  cfg: Config,
+  name: string,
+  source: string,
+  verified: boolean,
+): Promise<GateStatus> {
+  let other: Selection;
+  try {
+    other = await withSources(ctx.repo, cfg, selectEnvironment(cfg, name));
+  } catch {
+    return { environment: name, ready: false, missing: [`${name}'s configuration cannot be selected`] };
+  }
+  const state = await readEnvironment(ctx.repo, ctx.backend, other.prefix, name);
+  expandFrom(other, (u) => state.observed.get(u)?.receipt?.outputs);
+  const missing: string[] = [];
+  if (state.unreadable.length) missing.push(`${name}'s recorded state cannot be read`);
+  const at = state.recordedSource;
+  const lacks = at ? await sourceLacking(ctx, other, state, source, at) : `${name} has no source recorded yet`;
+  if (lacks) missing.push(lacks);
+  const bad = [...state.observed.values()].filter((o) => o.condition && other.units.has(o.name));
+  if (bad.length) missing.push(`${name} has ${bad.map((o) => `${o.name} (${o.condition?.state})`).join(', ')}`);
+  const unverified = verified ? unverifiedUnits(other, state) : [];
+  if (unverified.length) missing.push(`${name} has not been verified in sync: ${unverified.join(', ')}`);
+  return { environment: name, ...(at ? { source: at } : {}), ready: !missing.length, missing };
+}
+
+/** Whether the environment's recorded source `at` holds this source (or a commit that changes nothing for it does). */
+async function sourceLacking(
+  ctx: OpContext,
+  other: Selection,
+  state: EnvState,
+  source: string,
+  at: string,
+): Promise<string | undefined> {
+  const name = other.environment;
+  const order = await sourceOrder(ctx.repo, ctx.backend, source, at);
+  if (order.kind === 'unknown')
+    return `whether ${name}'s ${at.slice(0, 12)} contains this source could not be told (${order.why})`;
+  if (order.kind === 'same' || order.kind === 'older') return undefined;
+  // A commit that changes nothing for it (a README merge) leaves it where it was: as good as there.
+  if (order.kind === 'newer' && unchangedBy(ctx.repo, other, state)) return undefined;
+  return `${name} is at ${at.slice(0, 12)}, which does not contain this source ${source.slice(0, 12)}`;
+}
+
+/** Units with a receipt and a check that no verify found in sync since that receipt. */
+function unverifiedUnits(other: Selection, state: EnvState): string[] {
+  const out: string[] = [];
+  for (const [unit, u] of other.units) {
+    const o = state.observed.get(unit);
+    if (!verifiable(u.doc.kind, u.doc.spec) || !o?.receipt) continue;
+    const d = o.drift;
+    if (!d || d.receiptKey !== o.receipt.executionKey || d.at < o.receipt.at)
+      out.push(`${unit} (not verified since its receipt)`);
+    else if (d.state !== 'in-sync') out.push(`${unit} (${d.state})`);
+  }
+  return out;
 }
 
 /**

@@ -89,6 +89,25 @@ const DEFAULTS: Record<string, string> = {
 
 export class InputError extends Error {}
 
+/** Inputs of recover that go together: a unit with retry or accept, a reason always. */
+function checkRecover(x: Inputs<'recover'>): void {
+  if (x.unit && !x.retry && !x.accept) throw new InputError('input unit: set retry: true or accept: <run> with it');
+  if (x.retry && x.accept) throw new InputError('inputs retry and accept: set one, not both');
+  if (!x.unit && (x.retry || x.accept)) throw new InputError('inputs retry/accept need unit');
+  if (!x.reason) throw new InputError('input reason is required: why (recorded with who asked)');
+}
+
+/** Inputs of reconcile that go together: one plan source, a reason where a decision is recorded. */
+function checkReconcile(x: Inputs<'reconcile'>): void {
+  if (x['plan-from-pr'] && x.plan) throw new InputError('inputs plan and plan-from-pr: set one, not both');
+  if (x.reapply && (!x.units.length || !x.reason))
+    throw new InputError('input reapply needs units (the units to execute again) and reason');
+  if (x['allow-older-source'] && !x.reason)
+    throw new InputError(
+      'input allow-older-source needs reason: why this older commit is applied (recorded with who asked)',
+    );
+}
+
 /** Reads every input of an action; one clear message per bad input, never a stack trace. */
 export function readInputs<A extends ActionName>(action: A): Inputs<A> {
   const schema = SCHEMAS[action];
@@ -97,22 +116,7 @@ export function readInputs<A extends ActionName>(action: A): Inputs<A> {
   const r = z.safeParse(schema, raw);
   if (!r.success)
     throw new InputError(r.error.issues.map((i) => `input ${String(i.path[0])}: ${i.message}`).join('\n'));
-  if (action === 'recover') {
-    const x = r.data as Inputs<'recover'>;
-    if (x.unit && !x.retry && !x.accept) throw new InputError('input unit: set retry: true or accept: <run> with it');
-    if (x.retry && x.accept) throw new InputError('inputs retry and accept: set one, not both');
-    if (!x.unit && (x.retry || x.accept)) throw new InputError('inputs retry/accept need unit');
-    if (!x.reason) throw new InputError('input reason is required: why (recorded with who asked)');
-  }
-  if (action === 'reconcile') {
-    const x = r.data as Inputs<'reconcile'>;
-    if (x['plan-from-pr'] && x.plan) throw new InputError('inputs plan and plan-from-pr: set one, not both');
-    if (x.reapply && (!x.units.length || !x.reason))
-      throw new InputError('input reapply needs units (the units to execute again) and reason');
-    if (x['allow-older-source'] && !x.reason)
-      throw new InputError(
-        'input allow-older-source needs reason: why this older commit is applied (recorded with who asked)',
-      );
-  }
+  if (action === 'recover') checkRecover(r.data as Inputs<'recover'>);
+  if (action === 'reconcile') checkReconcile(r.data as Inputs<'reconcile'>);
   return r.data as Inputs<A>;
 }

@@ -2,48 +2,71 @@ import { type Problem, problem } from '../util/errors.js';
 import type { Config, UnitConfig } from './model.js';
 import { promotionOf } from './promotion.js';
 
+/**
+ * Every name the configuration uses names something defined, in one pass (every problem at once):
+ * a unit's dependencies and the groups whose outputs it reads, the environments units belong to,
+ * promotion gates and `promote` lists, environments' groups.
+ */
 export function checkReferences(cfg: Config, problems: Problem[]): void {
-  for (const [name, u] of cfg.units) {
-    for (const dep of u.deps) {
-      if (cfg.units.has(dep) || cfg.invalid.has(dep)) continue;
-      const viaRef = u.refs.find((r) => r.unit === dep);
+  for (const [name, u] of cfg.units) unitReferences(cfg, name, u, problems);
+  environmentsNamed(cfg, problems);
+  promotionsNamed(cfg, problems);
+  checkPromotionCycles(cfg, problems);
+  for (const [name, e] of cfg.environments) {
+    const g = e.doc.group;
+    if (g && !cfg.groups.has(g))
       problems.push(
-        problem(
-          'NYL-CONFIG-REFERENCE',
-          viaRef
-            ? `${u.doc.kind} ${name}: ${viaRef.text} refers to unit ${dep}, which is not defined`
-            : `${u.doc.kind} ${name}: needs unit ${dep}, which is not defined`,
-          {
-            subject: `${u.at.file}:${u.depAt(dep).line} ${u.depAt(dep).field}`,
-            fix: `define a unit named ${dep} or correct the name (units: ${[...cfg.units.keys()].join(', ')})`,
-          },
-        ),
-      );
-    }
-    // A group's outputs are per instance: `units.G.outputs.K` would not say whose.
-    const grouped = [...u.refs, ...(u.forEach && 'from' in u.forEach ? [u.forEach.from] : [])].find(
-      (r) => cfg.units.get(r.unit)?.forEach,
-    );
-    if (grouped)
-      problems.push(
-        problem(
-          'NYL-CONFIG-FOREACH-OUTPUT',
-          `${u.doc.kind} ${name}: ${grouped.text} refers to the outputs of ${grouped.unit}, which has forEach: each of its instances has its own`,
-          {
-            subject: `${u.at.file}:${u.depAt(grouped.unit).line} ${u.depAt(grouped.unit).field}`,
-            fix: `use needs: [${grouped.unit}] to run after all its instances, and read what they produced from where they write it`,
-          },
-        ),
-      );
-    if (u.deps.includes(name))
-      problems.push(
-        problem('NYL-CONFIG-CYCLE', `${u.doc.kind} ${name} depends on itself`, {
-          subject: `${u.at.file}:${u.depAt(name).line} ${u.depAt(name).field}`,
-          fix: `remove ${name} from its own needs and references`,
+        problem('NYL-CONFIG-REFERENCE', `Environment ${name}: group ${g} is not defined`, {
+          subject: `${e.at.file}:${e.lineAt(['group'])} group`,
+          fix: `add a document \`kind: EnvironmentGroup\` named ${g}, or remove group`,
         }),
       );
   }
-  // A misspelt environment would silently drop the unit everywhere: names must exist.
+}
+
+/** A unit's dependencies exist, it reads no group's outputs (each instance has its own), and it does not need itself. */
+function unitReferences(cfg: Config, name: string, u: UnitConfig, problems: Problem[]): void {
+  for (const dep of u.deps) {
+    if (cfg.units.has(dep) || cfg.invalid.has(dep)) continue;
+    const viaRef = u.refs.find((r) => r.unit === dep);
+    problems.push(
+      problem(
+        'NYL-CONFIG-REFERENCE',
+        viaRef
+          ? `${u.doc.kind} ${name}: ${viaRef.text} refers to unit ${dep}, which is not defined`
+          : `${u.doc.kind} ${name}: needs unit ${dep}, which is not defined`,
+        {
+          subject: `${u.at.file}:${u.depAt(dep).line} ${u.depAt(dep).field}`,
+          fix: `define a unit named ${dep} or correct the name (units: ${[...cfg.units.keys()].join(', ')})`,
+        },
+      ),
+    );
+  }
+  const grouped = [...u.refs, ...(u.forEach && 'from' in u.forEach ? [u.forEach.from] : [])].find(
+    (r) => cfg.units.get(r.unit)?.forEach,
+  );
+  if (grouped)
+    problems.push(
+      problem(
+        'NYL-CONFIG-FOREACH-OUTPUT',
+        `${u.doc.kind} ${name}: ${grouped.text} refers to the outputs of ${grouped.unit}, which has forEach: each of its instances has its own`,
+        {
+          subject: `${u.at.file}:${u.depAt(grouped.unit).line} ${u.depAt(grouped.unit).field}`,
+          fix: `use needs: [${grouped.unit}] to run after all its instances, and read what they produced from where they write it`,
+        },
+      ),
+    );
+  if (u.deps.includes(name))
+    problems.push(
+      problem('NYL-CONFIG-CYCLE', `${u.doc.kind} ${name} depends on itself`, {
+        subject: `${u.at.file}:${u.depAt(name).line} ${u.depAt(name).field}`,
+        fix: `remove ${name} from its own needs and references`,
+      }),
+    );
+}
+
+/** A misspelt environment would silently drop the unit everywhere: names must exist. */
+function environmentsNamed(cfg: Config, problems: Problem[]): void {
   for (const [name, u] of cfg.units)
     (u.doc.environments ?? []).forEach((env, i) => {
       if (cfg.environments.has(env) || cfg.groups.has(env)) return;
@@ -58,7 +81,10 @@ export function checkReferences(cfg: Config, problems: Problem[]): void {
         ),
       );
     });
-  // Promotion gates name environments that exist, and never the environment itself.
+}
+
+/** Promotion gates name environments that exist, and never the environment itself; so do `promote` lists. */
+function promotionsNamed(cfg: Config, problems: Problem[]): void {
   for (const [name, e] of cfg.environments)
     (e.doc.promotion?.after ?? []).forEach((a, i) => {
       if (cfg.environments.has(a) && a !== name) return;
@@ -85,20 +111,7 @@ export function checkReferences(cfg: Config, problems: Problem[]): void {
         }),
       );
     });
-  checkPromotionCycles(cfg, problems);
-  for (const [name, e] of cfg.environments) {
-    const g = e.doc.group;
-    if (g && !cfg.groups.has(g))
-      problems.push(
-        problem('NYL-CONFIG-REFERENCE', `Environment ${name}: group ${g} is not defined`, {
-          subject: `${e.at.file}:${e.lineAt(['group'])} group`,
-          fix: `add a document \`kind: EnvironmentGroup\` named ${g}, or remove group`,
-        }),
-      );
-  }
 }
-
-/** Names a dependency cycle unit by unit: `a -> b -> c -> a`. */
 
 /**
  * Promotion gates that wait on each other (dev after prod, prod after dev) would refuse every

@@ -121,6 +121,9 @@ export const quote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 
 type EnvOps = { x: string[]; u: string[] };
 
+/** A variable bash can export or unset. */
+const settable = (k: string) => NAME.test(k) && !UNSETTABLE.has(k);
+
 /** The environment every helper starts with, and how a request turns it into a tool's. */
 class EnvPlan {
   readonly base: NodeJS.ProcessEnv = { ...process.env };
@@ -130,31 +133,36 @@ class EnvPlan {
 
   /** Exports and unsets for the helper; undefined when bash cannot make the tool's environment. */
   ops(req: Launch): EnvOps | undefined {
-    if (!req.env) {
-      const extra = req.extraEnv ?? {};
-      const ops = Object.keys(extra).some((k) => ALWAYS_SET.has(k))
-        ? this.alwaysOps({ ...this.base, ...extra })
-        : this.fixed;
-      if (!ops) return undefined;
-      const x = [...ops.x];
-      for (const [k, v] of Object.entries(extra)) {
-        if (ALWAYS_SET.has(k) || v === this.shell[k]) continue;
-        if (!NAME.test(k) || UNSETTABLE.has(k)) return undefined;
-        x.push(`${k}=${v}`);
-      }
-      return { x, u: ops.u };
+    return req.env ? this.wholeEnv(req.env) : this.extraEnv(req.extraEnv ?? {});
+  }
+
+  /** nyl's own environment plus `extra`: its fixed part, and an export for each value the shell does not have. */
+  private extraEnv(extra: Record<string, string>): EnvOps | undefined {
+    const ops = Object.keys(extra).some((k) => ALWAYS_SET.has(k))
+      ? this.alwaysOps({ ...this.base, ...extra })
+      : this.fixed;
+    if (!ops) return undefined;
+    const x = [...ops.x];
+    for (const [k, v] of Object.entries(extra)) {
+      if (ALWAYS_SET.has(k) || v === this.shell[k]) continue;
+      if (!settable(k)) return undefined;
+      x.push(`${k}=${v}`);
     }
-    const env = req.env;
+    return { x, u: ops.u };
+  }
+
+  /** A whole environment: exports for what differs from the shell's, unsets for what it lacks. */
+  private wholeEnv(env: NodeJS.ProcessEnv): EnvOps | undefined {
     const ops = this.alwaysOps(env);
     if (!ops) return undefined;
     for (const [k, v] of Object.entries(env)) {
       if (v === undefined || k === '_' || ALWAYS_SET.has(k) || v === this.shell[k]) continue;
-      if (!NAME.test(k) || UNSETTABLE.has(k)) return undefined;
+      if (!settable(k)) return undefined;
       ops.x.push(`${k}=${v}`);
     }
     for (const k of Object.keys(this.shell)) {
       if (k === '_' || env[k] !== undefined) continue;
-      if (!NAME.test(k) || UNSETTABLE.has(k)) return undefined;
+      if (!settable(k)) return undefined;
       ops.u.push(k);
     }
     return ops;

@@ -1,3 +1,13 @@
+import {
+  needsAPerson,
+  outcomeWords,
+  type Part,
+  problemStep,
+  type Told,
+  unitStep,
+  type WorkflowName,
+  words,
+} from '../core/ops/workspace/attention.js';
 import type { OpReport, RunReport, UnitRow } from '../core/ops/workspace/report.js';
 import { canonicalJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
@@ -37,28 +47,15 @@ export const RESULT_COLORS: Record<string, { fill: string; color: string }> = {
   held: { fill: '#57606a', color: '#ffffff' },
 };
 
-/** Results that wait on a person, in the order the heading counts and the list shows them. */
-const ATTENTION = ['failed', 'uncertain', 'awaiting-approval', 'drifted', 'held', 'blocked'];
-/** The other results, in the order the heading counts them. */
-const OTHERS = [
-  'executed',
-  'recovered',
-  'imported',
-  'removed',
-  'destroyed',
-  'superseded',
-  'current',
-  'in-sync',
-  'pending',
-  'skipped',
-];
-
 /**
  * The workflows the next steps name: the files shipped in examples/workflows/, with the
  * `workflow_dispatch` inputs they take (test/summary.test.ts checks every step against them).
  */
-export const WORKFLOWS = { deploy: 'deploy.yml', recover: 'recover.yml', verify: 'verify.yml' } as const;
-type WorkflowName = keyof typeof WORKFLOWS;
+export const WORKFLOWS: Record<WorkflowName, string> = {
+  deploy: 'deploy.yml',
+  recover: 'recover.yml',
+  verify: 'verify.yml',
+};
 
 /**
  * Text from units and tools, made inert for a summary: outside code spans `<`, `>` and `&` become
@@ -102,7 +99,6 @@ function cut(text: string, max: number): string {
 const cell = inline;
 const id = (s: string) => `u_${s.replace(/[^A-Za-z0-9_]/g, '_')}`;
 const cls = (r: string) => r.replace(/[^A-Za-z0-9_]/g, '_');
-const words = (result: string) => result.replace(/-/g, ' ');
 
 export interface SummaryContext {
   runUrl?: string;
@@ -140,12 +136,6 @@ export function mermaid(report: RunReport, graph: NonNullable<SummaryContext['gr
 
 // --- next steps --------------------------------------------------------------------------------
 
-/** A piece of a next step: words, a workflow to run with its inputs, or a command line. */
-type Part = string | { workflow: WorkflowName; inputs: [string, string][] } | { cli: string };
-
-const wf = (workflow: WorkflowName, ...inputs: [string, string][]): Part => ({ workflow, inputs });
-const cli = (command: string): Part => ({ cli: command });
-
 function render(parts: Part[], md: boolean): string {
   return parts
     .map((p) => {
@@ -159,173 +149,11 @@ function render(parts: Part[], md: boolean): string {
     .join('');
 }
 
-/** Whether this operation's next steps are said in the shipped workflows' terms (else the CLI's). */
-const inWorkflows = (operation: string) => operation === 'reconcile' || operation === 'verify';
-
-/** The next step for a unit that waits on a person, in the operator's terms. */
-function unitStep(row: UnitRow, report: RunReport, problems: Problem[]): Part[] {
-  const env = report.environment;
-  const u = row.unit;
-  const gh = inWorkflows(report.operation);
-  const why = '<why>';
-  const retry = `nyl recover -e ${env} --unit ${u} --retry --reason ${why}`;
-  const retryWf = wf('recover', ['environment', env], ['action', 'retry'], ['unit', u], ['reason', why]);
-  switch (row.result) {
-    case 'failed':
-      if (report.operation === 'verify')
-        return ['fix what keeps its check from running, then run ', wf('verify'), ' again'];
-      return gh
-        ? [
-            'fix the cause, then run ',
-            wf('deploy', ['environment', env]),
-            ' again (or push the fix); if the unit is not retryable, run ',
-            retryWf,
-            ' before that',
-          ]
-        : [
-            'fix the cause, then run ',
-            cli(`nyl reconcile -e ${env}`),
-            ' again (not retryable: first ',
-            cli(retry),
-            ')',
-          ];
-    case 'uncertain':
-      return gh
-        ? [
-            'check what it did; once it is safe to run it again, run ',
-            retryWf,
-            ' and the next deploy runs it (CLI: ',
-            cli(retry),
-            ')',
-          ]
-        : ['check what it did; once it is safe to run it again, ', cli(retry)];
-    case 'awaiting-approval': {
-      if (/--plan\b|approved plan/.test(row.detail))
-        return gh
-          ? [
-              'review ',
-              cli(`nyl plan -e ${env}`),
-              ', then run ',
-              wf('deploy', ['environment', env], ['plan', '<token>']),
-              ' with the token it printed',
-            ]
-          : ['review ', cli(`nyl plan -e ${env}`), ', then ', cli(`nyl reconcile -e ${env} --plan <token>`)];
-      if (/reapply/i.test(row.detail))
-        return [
-          'once re-running it is safe: ',
-          cli(`nyl reconcile -e ${env} --unit ${u} --reapply --approve ${u} --reason ${why}`),
-        ];
-      return gh
-        ? [
-            'once re-running it is safe, run ',
-            wf('deploy', ['environment', env], ['approve', u]),
-            ' (CLI: ',
-            cli(`nyl reconcile -e ${env} --approve ${u}`),
-            ')',
-          ]
-        : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
-    }
-    case 'drifted': {
-      const fix = problems.map((p) => p.fix ?? '').join(' ');
-      const reapply = cli(`nyl reconcile -e ${env} --unit ${u} --reapply --reason ${why}`);
-      if (/--approve\b/.test(fix))
-        return gh
-          ? ['once re-running it is safe, run ', wf('deploy', ['environment', env], ['approve', u])]
-          : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
-      if (/--reapply\b/.test(fix) || /driftRepair: manual/.test(row.detail))
-        return ['to put it back as recorded: ', reapply];
-      return gh
-        ? ['the next deploy repairs it: run ', wf('deploy', ['environment', env]), ' or push']
-        : ['the next reconcile repairs it: ', cli(`nyl reconcile -e ${env}`)];
-    }
-    case 'held':
-      return [
-        'held on purpose; once the work on it is done: ',
-        cli(`nyl resume -e ${env} --unit ${u} --reason ${why}`),
-      ];
-    default:
-      return [];
-  }
-}
-
-/** The next step for a problem about the environment, in the workflows' terms where one exists. */
-function problemStep(p: Problem, report: { operation: string; environment: string }, superseded: boolean): Part[] {
-  const env = report.environment;
-  if (!inWorkflows(report.operation) && report.operation !== 'recover' && report.operation !== 'lease-break') return [];
-  const why = '<why>';
-  switch (p.code) {
-    case 'NYL-SOURCE-OLDER':
-      return superseded
-        ? [
-            'nothing to do if this was a queued older deploy; to apply this commit on purpose, run ',
-            wf('deploy', ['environment', env], ['allow-older-source', 'true'], ['reason', why]),
-            ' from a branch or tag at it',
-          ]
-        : [];
-    case 'NYL-SOURCE-DIVERGED':
-      return p.severity === 'error'
-        ? [
-            'to apply it on purpose, run ',
-            wf('deploy', ['environment', env], ['allow-older-source', 'true'], ['reason', why]),
-          ]
-        : [];
-    case 'NYL-LEASE-BROKEN':
-    case 'NYL-RUN-UNIMPORTED':
-      return ['run ', wf('recover', ['environment', env], ['action', 'import'], ['reason', why])];
-    case 'NYL-LEASE-HELD':
-      return [
-        'if its holder is gone for good (its runner was killed), run ',
-        wf('recover', ['environment', env], ['action', 'lease-break'], ['reason', why]),
-      ];
-    case 'NYL-PLAN-STALE':
-      return [
-        'review ',
-        cli(`nyl plan -e ${env}`),
-        ' again, then run ',
-        wf('deploy', ['environment', env], ['plan', '<token>']),
-      ];
-    default:
-      return [];
-  }
-}
-
 function problemText(p: Problem, step: Part[] = []): string {
   const head = `**${p.severity} ${p.code}**${p.subject ? ` (${inline(p.subject)})` : ''}`;
   const fix = p.fix ? `<br>fix: ${inline(cut(p.fix, PROBLEM_MAX))}` : '';
   const next = step.length ? `<br>next: ${render(step, true)}` : '';
   return `${head}: ${inline(cut(p.message, PROBLEM_MAX))}${fix}${next}`;
-}
-
-/** A superseded reconcile: an older source than the recorded one, not applied (NYL-SOURCE-OLDER). */
-function isSuperseded(report: RunReport): boolean {
-  return (
-    report.rows.every((r) => r.result === 'superseded') &&
-    report.problems.some((p) => p.code === 'NYL-SOURCE-OLDER' && p.severity === 'warning')
-  );
-}
-
-/** `1 failed, 1 uncertain, 1 awaiting approval, 5 executed`: what needs a person first. */
-export function outcomeWords(report: RunReport): string {
-  if (isSuperseded(report)) return 'superseded (source older than the recorded one)';
-  const counts = new Map<string, number>();
-  for (const r of report.rows) counts.set(r.result, (counts.get(r.result) ?? 0) + 1);
-  const order = [...ATTENTION, ...OTHERS, ...[...counts.keys()].filter((k) => ![...ATTENTION, ...OTHERS].includes(k))];
-  const parts = order.filter((r) => counts.has(r)).map((r) => `${counts.get(r)} ${words(r)}`);
-  // Errors about the run as a whole (cancelled, lease lost, …) are part of the outcome.
-  const units = new Set(report.rows.map((r) => r.unit));
-  const codes = [
-    ...new Set(
-      report.problems.filter((p) => p.severity === 'error' && !(p.subject && units.has(p.subject))).map((p) => p.code),
-    ),
-  ];
-  const text = parts.length
-    ? parts.join(', ')
-    : report.exit === 0
-      ? report.operation === 'verify'
-        ? 'nothing to verify'
-        : 'nothing to do'
-      : (['done', 'failed', 'refused', 'drift', 'uncertain'][report.exit] ?? 'failed');
-  return codes.length ? `${text} (${codes.join(', ')})` : text;
 }
 
 /**
@@ -375,57 +203,42 @@ function factValue(v: unknown): string {
 }
 
 /** The "Needs a person" section: units with their next step, then the problems that end the run. */
-function attention(report: RunReport, ctx: SummaryContext, superseded: boolean): { needs: string; notes: string } {
-  const e = report.environment;
-  const waiting = report.rows.filter((r) => ATTENTION.includes(r.result) && r.result !== 'blocked');
-  waiting.sort((a, b) => ATTENTION.indexOf(a.result) - ATTENTION.indexOf(b.result));
-  const blocked = report.rows.filter((r) => r.result === 'blocked');
-  const about = (u: string) => report.problems.filter((p) => p.subject === u);
+function attention(report: RunReport, ctx: SummaryContext): { needs: string; notes: string } {
+  const n = needsAPerson(report);
   const lines: string[] = [];
-  if (ctx.driftIssue && waiting.some((r) => r.result === 'drifted'))
+  if (ctx.driftIssue && n.waiting.some((w) => w.row.result === 'drifted'))
     lines.push(`Drift is tracked in ${link(`issue #${ctx.driftIssue.number}`, ctx.driftIssue.url)}.`, '');
-  for (const row of waiting.slice(0, LIST_MAX)) {
-    const detail = row.detail ? `: ${inline(cut(row.detail, DETAIL_MAX))}` : '';
-    const mine = about(row.unit);
-    const notes = mine.slice(0, PER_UNIT_MAX).map((p) => `<br>${problemText(p)}`);
-    if (mine.length > PER_UNIT_MAX) notes.push(`<br>… and ${mine.length - PER_UNIT_MAX} more problems about it`);
-    const step = unitStep(row, report, about(row.unit));
-    lines.push(
-      `- **${inline(row.unit)}** (${inline(row.kind)}) ${words(row.result)}${detail}${notes.join('')}${step.length ? `<br>next: ${render(step, true)}` : ''}`,
-    );
-  }
-  if (waiting.length > LIST_MAX)
-    lines.push(`- … and ${waiting.length - LIST_MAX} more units that need a person: see the table`);
-  if (report.operation === 'reconcile') {
-    const approvable = waiting.filter(
-      (r) => r.result === 'awaiting-approval' && !/--plan\b|approved plan|reapply/i.test(r.detail),
-    );
-    if (approvable.length > 1)
-      lines.push(
-        `- to approve them together, run ${render([wf('deploy', ['environment', e], ['approve', approvable.map((r) => r.unit).join(',')])], true)}`,
-      );
-  }
-  if (blocked.length) {
-    const one = (r: UnitRow) => `**${inline(r.unit)}**${r.detail ? ` (${inline(cut(r.detail, 100))})` : ''}`;
-    const more = blocked.length > LIST_MAX ? ` and ${blocked.length - LIST_MAX} more` : '';
-    lines.push(
-      blocked.length === 1
-        ? `- ${one(blocked[0] as UnitRow)} is blocked: it runs once what it needs is resolved`
-        : `- blocked, they run once what they need is resolved: ${blocked.slice(0, LIST_MAX).map(one).join(', ')}${more}`,
-    );
-  }
-  const listed = new Set(waiting.map((r) => r.unit));
-  const rest = report.problems.filter((p) => !(p.subject && listed.has(p.subject)));
-  const errors = rest.filter((p) => p.severity === 'error');
-  const warnings = rest.filter((p) => p.severity !== 'error');
-  for (const p of errors.slice(0, LIST_MAX)) lines.push(`- ${problemText(p, problemStep(p, report, superseded))}`);
-  if (errors.length > LIST_MAX) lines.push(`- … and ${errors.length - LIST_MAX} more errors`);
-  const notes = warnings.slice(0, LIST_MAX).map((p) => `- ${problemText(p, problemStep(p, report, superseded))}`);
-  if (warnings.length > LIST_MAX) notes.push(`- … and ${warnings.length - LIST_MAX} more warnings`);
+  for (const w of n.waiting.slice(0, LIST_MAX)) lines.push(waitingLine(w.row, w.problems, w.step));
+  if (n.waiting.length > LIST_MAX)
+    lines.push(`- … and ${n.waiting.length - LIST_MAX} more units that need a person: see the table`);
+  if (n.approveTogether) lines.push(`- to approve them together, run ${render(n.approveTogether, true)}`);
+  if (n.blocked.length) lines.push(blockedLine(n.blocked));
+  const told = (t: Told) => `- ${problemText(t.problem, t.step)}`;
+  lines.push(...n.errors.slice(0, LIST_MAX).map(told));
+  if (n.errors.length > LIST_MAX) lines.push(`- … and ${n.errors.length - LIST_MAX} more errors`);
+  const notes = n.warnings.slice(0, LIST_MAX).map(told);
+  if (n.warnings.length > LIST_MAX) notes.push(`- … and ${n.warnings.length - LIST_MAX} more warnings`);
   return {
     needs: lines.length ? ['### Needs a person', '', ...lines].join('\n') : '',
     notes: notes.length ? ['### Notes', '', ...notes].join('\n') : '',
   };
+}
+
+/** A unit that waits on a person: what it is, the problems about it (a few), its next step. */
+function waitingLine(row: UnitRow, mine: Problem[], step: Part[]): string {
+  const detail = row.detail ? `: ${inline(cut(row.detail, DETAIL_MAX))}` : '';
+  const notes = mine.slice(0, PER_UNIT_MAX).map((p) => `<br>${problemText(p)}`);
+  if (mine.length > PER_UNIT_MAX) notes.push(`<br>… and ${mine.length - PER_UNIT_MAX} more problems about it`);
+  const next = step.length ? `<br>next: ${render(step, true)}` : '';
+  return `- **${inline(row.unit)}** (${inline(row.kind)}) ${words(row.result)}${detail}${notes.join('')}${next}`;
+}
+
+function blockedLine(blocked: UnitRow[]): string {
+  const one = (r: UnitRow) => `**${inline(r.unit)}**${r.detail ? ` (${inline(cut(r.detail, 100))})` : ''}`;
+  const more = blocked.length > LIST_MAX ? ` and ${blocked.length - LIST_MAX} more` : '';
+  return blocked.length === 1
+    ? `- ${one(blocked[0] as UnitRow)} is blocked: it runs once what it needs is resolved`
+    : `- blocked, they run once what they need is resolved: ${blocked.slice(0, LIST_MAX).map(one).join(', ')}${more}`;
 }
 
 function factsOf(report: RunReport, ctx: SummaryContext): string {
@@ -460,9 +273,8 @@ function factsOf(report: RunReport, ctx: SummaryContext): string {
  * wave graph. Cut to the budget: the table loses rows first (saying how many), then the graph.
  */
 export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget = SUMMARY_BUDGET): string {
-  const superseded = isSuperseded(report);
   const heading = `## nyl ${inline(report.operation)} ${inline(report.environment)}: ${inline(outcomeWords(report))}`;
-  const { needs, notes } = attention(report, ctx, superseded);
+  const { needs, notes } = attention(report, ctx);
   const facts = factsOf(report, ctx);
   const wanted = ctx.graph ? mermaid(report, ctx.graph) : '';
   const header = report.header ?? ['Unit', 'Kind', 'Result', 'Detail'];

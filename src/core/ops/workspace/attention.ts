@@ -39,82 +39,112 @@ export const words = (result: string) => result.replace(/-/g, ' ');
 /** Whether this operation's next steps are said in the shipped workflows' terms (else the CLI's). */
 const inWorkflows = (operation: string) => operation === 'reconcile' || operation === 'verify';
 
+/** A unit's next step in its terms: the environment, the unit, whether in workflows, the retry both ways. */
+interface StepOf {
+  env: string;
+  u: string;
+  gh: boolean;
+  retry: string;
+  retryWf: Part;
+}
+
+const why = '<why>';
+
+function failedStep(s: StepOf, operation: string): Part[] {
+  if (operation === 'verify') return ['fix what keeps its check from running, then run ', wf('verify'), ' again'];
+  return s.gh
+    ? [
+        'fix the cause, then run ',
+        wf('deploy', ['environment', s.env]),
+        ' again (or push the fix); if the unit is not retryable, run ',
+        s.retryWf,
+        ' before that',
+      ]
+    : [
+        'fix the cause, then run ',
+        cli(`nyl reconcile -e ${s.env}`),
+        ' again (not retryable: first ',
+        cli(s.retry),
+        ')',
+      ];
+}
+
+function uncertainStep(s: StepOf): Part[] {
+  return s.gh
+    ? [
+        'check what it did; once it is safe to run it again, run ',
+        s.retryWf,
+        ' and the next deploy runs it (CLI: ',
+        cli(s.retry),
+        ')',
+      ]
+    : ['check what it did; once it is safe to run it again, ', cli(s.retry)];
+}
+
+/** Awaiting approval: of a plan (after a repair), of a reapply, or of a run that is not safe to repeat. */
+function approvalStep(s: StepOf, row: UnitRow): Part[] {
+  const { env, u } = s;
+  if (/--plan\b|approved plan/.test(row.detail))
+    return s.gh
+      ? [
+          'review ',
+          cli(`nyl plan -e ${env}`),
+          ', then run ',
+          wf('deploy', ['environment', env], ['plan', '<token>']),
+          ' with the token it printed',
+        ]
+      : ['review ', cli(`nyl plan -e ${env}`), ', then ', cli(`nyl reconcile -e ${env} --plan <token>`)];
+  if (/reapply/i.test(row.detail))
+    return [
+      'once re-running it is safe: ',
+      cli(`nyl reconcile -e ${env} --unit ${u} --reapply --approve ${u} --reason ${why}`),
+    ];
+  return s.gh
+    ? [
+        'once re-running it is safe, run ',
+        wf('deploy', ['environment', env], ['approve', u]),
+        ' (CLI: ',
+        cli(`nyl reconcile -e ${env} --approve ${u}`),
+        ')',
+      ]
+    : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
+}
+
+/** Drifted: approve its repair, reapply it (driftRepair: manual), or let the next deploy repair it. */
+function driftStep(s: StepOf, row: UnitRow, problems: Problem[]): Part[] {
+  const { env, u } = s;
+  const fix = problems.map((p) => p.fix ?? '').join(' ');
+  if (/--approve\b/.test(fix))
+    return s.gh
+      ? ['once re-running it is safe, run ', wf('deploy', ['environment', env], ['approve', u])]
+      : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
+  if (/--reapply\b/.test(fix) || /driftRepair: manual/.test(row.detail))
+    return ['to put it back as recorded: ', cli(`nyl reconcile -e ${env} --unit ${u} --reapply --reason ${why}`)];
+  return s.gh
+    ? ['the next deploy repairs it: run ', wf('deploy', ['environment', env]), ' or push']
+    : ['the next reconcile repairs it: ', cli(`nyl reconcile -e ${env}`)];
+}
+
 /** The next step for a unit that waits on a person, in the operator's terms. */
 export function unitStep(row: UnitRow, report: RunReport, problems: Problem[]): Part[] {
   const env = report.environment;
   const u = row.unit;
-  const gh = inWorkflows(report.operation);
-  const why = '<why>';
-  const retry = `nyl recover -e ${env} --unit ${u} --retry --reason ${why}`;
-  const retryWf = wf('recover', ['environment', env], ['action', 'retry'], ['unit', u], ['reason', why]);
+  const s: StepOf = {
+    env,
+    u,
+    gh: inWorkflows(report.operation),
+    retry: `nyl recover -e ${env} --unit ${u} --retry --reason ${why}`,
+    retryWf: wf('recover', ['environment', env], ['action', 'retry'], ['unit', u], ['reason', why]),
+  };
   switch (row.result) {
     case 'failed':
-      if (report.operation === 'verify')
-        return ['fix what keeps its check from running, then run ', wf('verify'), ' again'];
-      return gh
-        ? [
-            'fix the cause, then run ',
-            wf('deploy', ['environment', env]),
-            ' again (or push the fix); if the unit is not retryable, run ',
-            retryWf,
-            ' before that',
-          ]
-        : [
-            'fix the cause, then run ',
-            cli(`nyl reconcile -e ${env}`),
-            ' again (not retryable: first ',
-            cli(retry),
-            ')',
-          ];
+      return failedStep(s, report.operation);
     case 'uncertain':
-      return gh
-        ? [
-            'check what it did; once it is safe to run it again, run ',
-            retryWf,
-            ' and the next deploy runs it (CLI: ',
-            cli(retry),
-            ')',
-          ]
-        : ['check what it did; once it is safe to run it again, ', cli(retry)];
-    case 'awaiting-approval': {
-      if (/--plan\b|approved plan/.test(row.detail))
-        return gh
-          ? [
-              'review ',
-              cli(`nyl plan -e ${env}`),
-              ', then run ',
-              wf('deploy', ['environment', env], ['plan', '<token>']),
-              ' with the token it printed',
-            ]
-          : ['review ', cli(`nyl plan -e ${env}`), ', then ', cli(`nyl reconcile -e ${env} --plan <token>`)];
-      if (/reapply/i.test(row.detail))
-        return [
-          'once re-running it is safe: ',
-          cli(`nyl reconcile -e ${env} --unit ${u} --reapply --approve ${u} --reason ${why}`),
-        ];
-      return gh
-        ? [
-            'once re-running it is safe, run ',
-            wf('deploy', ['environment', env], ['approve', u]),
-            ' (CLI: ',
-            cli(`nyl reconcile -e ${env} --approve ${u}`),
-            ')',
-          ]
-        : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
-    }
-    case 'drifted': {
-      const fix = problems.map((p) => p.fix ?? '').join(' ');
-      const reapply = cli(`nyl reconcile -e ${env} --unit ${u} --reapply --reason ${why}`);
-      if (/--approve\b/.test(fix))
-        return gh
-          ? ['once re-running it is safe, run ', wf('deploy', ['environment', env], ['approve', u])]
-          : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
-      if (/--reapply\b/.test(fix) || /driftRepair: manual/.test(row.detail))
-        return ['to put it back as recorded: ', reapply];
-      return gh
-        ? ['the next deploy repairs it: run ', wf('deploy', ['environment', env]), ' or push']
-        : ['the next reconcile repairs it: ', cli(`nyl reconcile -e ${env}`)];
-    }
+      return uncertainStep(s);
+    case 'awaiting-approval':
+      return approvalStep(s, row);
+    case 'drifted':
+      return driftStep(s, row, problems);
     case 'held':
       return [
         'held on purpose; once the work on it is done: ',

@@ -6,7 +6,7 @@ import { Exit, NylError, problem } from '../util/errors.js';
  * A write the file system under the repository refused (full, over quota, read-only, failing,
  * not ours to write): the operator's to fix, not a bug of nyl's. A write is one pack and one ref
  * transaction, so a refused one recorded nothing: the state is what the write before it left.
- * Callers that know more (a run that stopped with its lease held) say so (ops/storage-stop.ts).
+ * Callers that know more (a run that stopped with its lease held) say so (ops/runs/storage-stop.ts).
  */
 export const STATE_WRITE_FAILED = 'NYL-STATE-WRITE-FAILED';
 

@@ -147,7 +147,7 @@ export interface Condition {
   files?: Record<string, string>;
   /** Whether the run named had checkpointed the unit when the condition was recorded (else a later checkpoint is late). */
   checkpointed?: boolean;
-  /** The configuration revision of the attempt (launch settings, variable names): see ops/revision.ts. */
+  /** The configuration revision of the attempt (launch settings, variable names): see ops/evaluate/revision.ts. */
   revision?: string;
   /** A unit with `retries`: how many attempts its run made. */
   attempts?: number;

@@ -17,7 +17,7 @@ export interface EnvPlan {
   token: string;
   desired?: string;
   observed?: string;
-  /** The configuration revision of all its units (launch settings, variable names: ops/revision.ts). */
+  /** The configuration revision of all its units (launch settings, variable names: ops/evaluate/revision.ts). */
   config: string;
   /** Where its refs live. */
   prefix: string;

@@ -34,9 +34,9 @@ type HeldJob = { job: GithubJob; state: JobState };
 /**
  * Reads the environment until its lease can be gone on with, for at most --wait-lease; without
  * it, a held lease is NYL-LEASE-HELD at once. A poll lists the lease and run refs alone (one
- * request, `lease-poll.ts`); the environment is read again only once they changed. Polls come
+ * request, `poll.ts`); the environment is read again only once they changed. Polls come
  * 0.48 a second on average, at most, densest when the holder's past says it is likely to finish
- * (`lease-schedule.ts`, `lease-expect.ts`). Returns the state to go on with and the
+ * (`schedule.ts`, `expect.ts`). Returns the state to go on with and the
  * NYL-CLOCK-SKEW warnings met on the way.
  */
 export async function waitForLease(ctx: OpContext, loaded: Loaded, opts: LeaseWaitOptions = {}): Promise<Done> {

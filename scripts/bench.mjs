@@ -54,10 +54,11 @@ import {
   remoteTools,
   urlOf,
 } from './bench-remote.mjs';
+import { benchTerraform } from './bench-tf.mjs';
 
 const BUILT = join(ROOT, 'dist', 'cli.js');
 const DEFAULT_OUT = join(ROOT, '.bench', 'results.json');
-const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9'];
+const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'];
 
 const HELP = `usage: node scripts/bench.mjs [options]    (npm run bench -- [options])
 
@@ -141,6 +142,9 @@ const SIZES = {
   postSamples: repeat * 2,
   leaseSamples: quick ? 2 : 3, // each waits out a hold of 1.5–8 s (random) or 2 × ~4 s (repeat), per transport
   leaseScenarios: quick ? ['random'] : ['random', 'repeat'],
+  tfUnits: 20, // row 10
+  tfChanged: 2,
+  tfRounds: quick ? Math.min(repeat, 2) : repeat, // each: a commit changing 2 units, plan, reconcile --plan
 };
 
 for (const sig of ['SIGINT', 'SIGTERM'])
@@ -326,6 +330,11 @@ try {
     await section('row 3', () => {
       D.objects = benchObjects(ctx, { units: SIZES.objectUnits, transitions: SIZES.transitions });
     });
+  if (want('10'))
+    await section('row 10', () => {
+      D.terraform = benchTerraform(ctx, { units: SIZES.tfUnits, changed: SIZES.tfChanged, rounds: SIZES.tfRounds });
+      if (D.terraform.rounds) results.floors.terraformPlanMs = median(D.terraform.rounds.map((r) => r.floorMs / 2));
+    });
   if (want('5'))
     await section('row 5', () => {
       D.leaseWait = benchLeaseWait(ctx, { samples: SIZES.leaseSamples, scenarios: SIZES.leaseScenarios });
@@ -369,7 +378,10 @@ const NOISE = {
 
 function addRow(id, what, samples, target, { op = '<=', format = 'ratio', detail = '', force } = {}) {
   if (!samples?.length) return skipRow(id, what, 'no samples (an earlier step failed)', { target, op, format });
-  const j = judge(samples, target, op);
+  // '=': an exact count (too few is as wrong as too many); every sample must be the target.
+  const j = judge(samples, target, op === '=' ? '<=' : op);
+  if (op === '=')
+    Object.assign(j, { op }, samples.some((x) => x !== target) && { verdict: 'FAIL', withinNoise: false });
   if (force) Object.assign(j, { verdict: force, withinNoise: false });
   results.rows.push({ id, what, format, samples, ...j, detail });
 }
@@ -588,6 +600,89 @@ if (want('8')) {
   }
 }
 
+// 10. Terraform processes of `nyl plan` and `nyl reconcile --plan TOKEN`, 2 of 20 units changed.
+if (want('10')) {
+  const t = D.terraform;
+  const n = SIZES.tfChanged;
+  const scene = `${n} of ${SIZES.tfUnits} Terraform units changed`;
+  if (!t || t.skipped) {
+    const reason = t?.skipped ?? skipReason('10');
+    skipRow('10', `terraform processes of nyl plan and reconcile --plan, ${scene}`, reason, {
+      target: n,
+      op: '=',
+      format: 'count',
+    });
+  } else {
+    const rs = t.rounds;
+    const sub = (c, s) => c.total[s] ?? 0;
+    const totals = (c) =>
+      Object.entries(c.total)
+        .map(([s, x]) => `${s} ${x}`)
+        .join(', ') || 'none';
+    const perRound = (pick) => rs.map((r) => `${r.changed.join('+')}: ${totals(r[pick].counts)}`).join('; ');
+    const timing = (pick) =>
+      `${ms(rs.map((r) => r[pick].ms))} against ${ms(rs.map((r) => r.floorMs))} (terraform plan of an unchanged module, run directly, × ${n})`;
+    const planDev = rs.flatMap((r) => r.plan.deviations);
+    const recDev = rs.flatMap((r) => r.reconcile.deviations);
+    addRow(
+      '10',
+      `nyl plan, ${scene}: terraform plan processes (= changed units)`,
+      rs.map((r) => sub(r.plan.counts, 'plan')),
+      n,
+      {
+        op: '=',
+        format: 'count',
+        force: planDev.length ? 'FAIL' : undefined,
+        detail: `per round ${perRound('plan')}${planDev.length ? `; not as expected (init, plan, show once per changed unit, no apply): ${planDev.join('; ')}` : ''}`,
+      },
+    );
+    addRow(
+      '10',
+      `terraform processes for the ${SIZES.tfUnits - n} unchanged units, in nyl plan and reconcile --plan`,
+      rs.map((r) => r.plan.others + r.reconcile.others),
+      0,
+      {
+        format: 'count',
+        detail: `${rs.length} round(s), ${rs.length * (SIZES.tfUnits - n)} unchanged units each time`,
+      },
+    );
+    const perUnit = (s) => rs.flatMap((r) => r.changed.map((u) => r.reconcile.counts.byUnit[u]?.[s] ?? 0));
+    addRow('10', `nyl reconcile --plan <token>: terraform plan processes per changed unit`, perUnit('plan'), 1, {
+      op: '=',
+      format: 'count',
+      detail: `per round ${perRound('reconcile')}${recDev.length ? `; not as expected: ${recDev.join('; ')}` : ''}`,
+    });
+    // An apply given no saved plan plans again inside: not one plan per unit, whatever the counts.
+    const unsaved = rs.reduce((x, r) => x + r.reconcile.counts.applyWithoutPlanFile, 0);
+    addRow('10', `nyl reconcile --plan <token>: terraform apply processes per changed unit`, perUnit('apply'), 1, {
+      op: '=',
+      format: 'count',
+      force: unsaved ? 'FAIL' : undefined,
+      detail: `${unsaved ? `${unsaved} apply process(es) given no saved plan (they plan again): FAIL` : 'each applies a saved plan file (its last argument)'}; the token of nyl plan: ${rs[0].token}`,
+    });
+    addRow(
+      '10',
+      `(info) nyl plan ÷ ${n} × terraform plan of an unchanged module`,
+      rs.map((r) => r.plan.ms / r.floorMs),
+      undefined,
+      {
+        force: 'INFO',
+        detail: `${timing('plan')}; the commands nyl runs per unit here (init, plan -out, show -json), run directly for ${n} modules in turn: ${ms(rs.map((r) => r.sessionMs))}`,
+      },
+    );
+    addRow(
+      '10',
+      `(info) nyl reconcile --plan ÷ ${n} × terraform plan of an unchanged module`,
+      rs.map((r) => r.reconcile.ms / r.floorMs),
+      undefined,
+      {
+        force: 'INFO',
+        detail: `${timing('reconcile')}; terraform ${t.terraform}; the first reconcile of ${t.units} units (set-up) took ${ms([t.setup.ms])}`,
+      },
+    );
+  }
+}
+
 // ---- report ------------------------------------------------------------------------------------
 
 const out = [];
@@ -610,11 +705,13 @@ const floorParts = [
       .map(([t, v]) => `${t} ${Math.round(v)} ms`)
       .join(', ')}`,
   fl.bashPerUnitMs !== undefined && `bash -c true ${f2(fl.bashPerUnitMs)} ms/unit`,
+  fl.terraformPlanMs !== undefined && `terraform plan of an unchanged module ${Math.round(fl.terraformPlanMs)} ms`,
 ].filter(Boolean);
 out.push(`floors (medians): ${floorParts.join('; ')}`, '');
 
 const fmtRow = (r, x) => (x === undefined ? '–' : FORMATS[r.format](x));
-const targetText = (r) => `${r.op === '<' ? '<' : '≤'} ${FORMATS[r.format](r.target)}`;
+const targetText = (r) =>
+  r.target === undefined ? '—' : `${r.op === '<' ? '<' : r.op === '=' ? '=' : '≤'} ${FORMATS[r.format](r.target)}`;
 out.push(
   table(
     ['row', 'what', 'measured', 'noise', 'target', 'verdict'],

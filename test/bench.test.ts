@@ -2,9 +2,9 @@
 // cannot be measured reported as SKIP with a reason. No timing is asserted: only what the bench
 // decides from figures it is given, and the shape of its report.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 
@@ -15,11 +15,12 @@ const scratch = mkdtempSync(join(tmpdir(), 'nyl-bench-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const OUT = join(scratch, 'results.json');
 
-function bench(args: string[]) {
+function bench(args: string[], { env = process.env, timeout = 120_000 } = {}) {
   const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bench.mjs'), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
-    timeout: 120_000,
+    timeout,
+    env,
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -151,9 +152,9 @@ describe('lease-wait figures', () => {
 
 describe('npm run bench', () => {
   it('refuses an unknown row with a usage message, not a stack trace', () => {
-    const r = bench(['--only', '1,10']);
+    const r = bench(['--only', '1,11']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--only 1,10: unknown row 10');
+    expect(r.stderr).toContain('--only 1,11: unknown row 11');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -170,4 +171,113 @@ describe('npm run bench', () => {
     expect(results.rows.map((x: { verdict: string }) => x.verdict)).toEqual(Array(12).fill('SKIP'));
     expect(results.floors.nodeStartMs).toBeGreaterThan(0);
   });
+});
+
+// Row 10 counts terraform processes through a wrapper named as the units' spec.binary.
+const isExecutable = (p: string) => {
+  try {
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const HAS_TERRAFORM = (process.env.PATH ?? '').split(delimiter).some((d) => d && isExecutable(join(d, 'terraform')));
+/** The environment without TF_* (a TF_CLI_CONFIG_FILE naming a missing file makes terraform warn). */
+const noTf = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TF_')));
+const rowLines = (stdout: string, id: string) => stdout.split('\n').filter((l) => new RegExp(`^\\s*${id} {2}`).test(l));
+
+describe('row 10: terraform processes of nyl plan and reconcile --plan', () => {
+  it('counts what the wrapper logs, per unit, and names every deviation', async () => {
+    const { countInvocations, deviations, EXPECTED } = await load('bench-tf.mjs');
+    const log = [
+      'init\ttf01\ttf01\t-no-color',
+      'plan\ttf01\ttf01\t-var-file=/tmp/x/nyl.auto.tfvars.json',
+      'show\ttf01\ttf01\t/tmp/y/1.tfplan',
+      'apply\ttf01\ttf01\t/tmp/y/1.tfplan',
+      'apply\ttf02\ttf02\t-no-color',
+      'plan\ttf07\t\t-lock=false',
+      '',
+    ].join('\n');
+    const c = countInvocations(log);
+    expect(c.processes).toBe(6);
+    expect(c.total).toEqual({ init: 1, plan: 2, show: 1, apply: 2 });
+    expect(c.byUnit.tf01).toEqual({ init: 1, plan: 1, show: 1, apply: 1 });
+    expect(c.applyWithoutPlanFile).toBe(1); // tf02's apply planned again inside
+    expect(deviations(c, ['tf01', 'tf02'], EXPECTED.reconcile)).toEqual([
+      'tf02: plan ×0, expected ×1',
+      'tf07 (unchanged): plan ×1',
+    ]);
+    expect(deviations(c, ['tf01'], EXPECTED.plan)).toEqual([
+      'tf01: apply ×1, expected ×0',
+      'tf02 (unchanged): apply ×1',
+      'tf07 (unchanged): plan ×1',
+    ]);
+  });
+
+  it('has a wrapper that logs the subcommand, module folder, unit and last argument, then runs the real CLI', async () => {
+    const { wrapperScript, countInvocations } = await load('bench-tf.mjs');
+    const dir = join(scratch, 'wrapper');
+    mkdirSync(join(dir, 'modules', 'tf03'), { recursive: true });
+    const real = join(dir, "fake tf's");
+    writeFileSync(real, '#!/usr/bin/env bash\necho "real: $*"\nexit 3\n');
+    chmodSync(real, 0o755);
+    const logFile = join(dir, 'count.log');
+    writeFileSync(join(dir, 'wrapper'), wrapperScript(logFile, real));
+    chmodSync(join(dir, 'wrapper'), 0o755);
+    const r = spawnSync(join(dir, 'wrapper'), ['apply', '-auto-approve', 'plan file'], {
+      cwd: join(dir, 'modules', 'tf03'),
+      env: { ...process.env, NYL_UNIT: 'tf03' },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(3);
+    expect(r.stdout).toBe('real: apply -auto-approve plan file\n');
+    expect(readFileSync(logFile, 'utf8')).toBe('apply\ttf03\ttf03\tplan file\n');
+    expect(countInvocations(readFileSync(logFile, 'utf8'))).toMatchObject({
+      total: { apply: 1 },
+      applyWithoutPlanFile: 0,
+    });
+  });
+
+  it('is SKIP with the reason when terraform is not on PATH', () => {
+    const PATH = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((d) => d && !isExecutable(join(d, 'terraform')))
+      .join(delimiter);
+    const r = bench(['--quick', '--only', '10', '--check', '--out', OUT], { env: { ...noTf(), PATH } });
+    expect(r.stderr).not.toContain('CHECK FAILED');
+    expect(r.status).toBe(0);
+    const rows = rowLines(r.stdout, '10');
+    expect(rows.length).toBe(1);
+    expect(rows[0]).toMatch(/= 2\s+SKIP$/);
+    expect(r.stdout).toContain('SKIP: terraform is not on PATH');
+    expect(r.stdout).toMatch(/0 PASS, 0 FAIL, 1 SKIP/);
+  });
+
+  it.skipIf(!HAS_TERRAFORM)(
+    'with the real terraform: 2 plans in nyl plan, 1 plan and 1 apply per changed unit in reconcile --plan',
+    () => {
+      const out = join(scratch, 'results-10.json');
+      const r = bench(['--quick', '--only', '10', '--repeat', '1', '--check', '--out', out], {
+        env: noTf(),
+        timeout: 170_000,
+      });
+      expect(r.stderr).not.toContain('CHECK FAILED');
+      expect(r.status).toBe(0);
+      const rows = rowLines(r.stdout, '10');
+      expect(rows.length).toBe(6);
+      expect(rows.filter((l) => /PASS$/.test(l)).length).toBe(4);
+      expect(rows.filter((l) => /INFO$/.test(l)).length).toBe(2);
+      expect(r.stdout).toMatch(/terraform plan of an unchanged module \d+ ms/);
+      const results = JSON.parse(readFileSync(out, 'utf8'));
+      const [round] = results.details.terraform.rounds;
+      expect(round.changed).toHaveLength(2);
+      expect(round.plan.counts.total).toEqual({ init: 2, plan: 2, show: 2 });
+      expect(round.reconcile.counts.total).toMatchObject({ plan: 2, apply: 2 });
+      expect(round.reconcile.counts.applyWithoutPlanFile).toBe(0);
+      expect(round.plan.others + round.reconcile.others).toBe(0);
+      expect(round.token).toMatch(/^v3\./);
+    },
+    180_000,
+  );
 });

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /** The fake `tofu`/`terraform` CLIs the OpenTofu and Terraform unit tests run (see its README). */
@@ -363,6 +363,7 @@ describe('fake tofu/terraform: variables never as arguments', () => {
     const log = join(dir, 'calls.jsonl');
     run(TOFU, APPLY, dir, { ...TOKEN, FAKE_TOFU_LOG: log });
     run(TOFU, ['output', '-json'], dir, { FAKE_TOFU_LOG: log });
+    run(TOFU, ['show', '-json', '-no-color'], dir, { FAKE_TOFU_LOG: log });
     const lines = readFileSync(log, 'utf8')
       .trim()
       .split('\n')
@@ -371,6 +372,8 @@ describe('fake tofu/terraform: variables never as arguments', () => {
       ['start', 'apply'],
       ['exit', 0],
       ['start', 'output'],
+      ['exit', 0],
+      ['start', 'show'],
       ['exit', 0],
     ]);
     expect(lines[0]).toMatchObject({ tool: 'tofu', argv: APPLY, tfVars: ['TF_VAR_token'], workspace: 'default' });
@@ -566,4 +569,497 @@ describe('fake tofu/terraform: state locks and interrupts', () => {
     );
     expect(existsSync(join(dir, '.terraform.tfstate.lock.info'))).toBe(true);
   });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: the tools' JSON plan representation
+type Json = any;
+
+/**
+ * A module with one resource for each action once `name` goes from "a" to "b" and `next` is
+ * applied: created (new), updated (in place), replaced (replaceOnChange), deleted (removed from
+ * the module), kept (no-op); outputs change, `token` is a sensitive variable.
+ */
+const SHOW_MODULE = {
+  variables: { name: null, token: { sensitive: true } },
+  outputs: {
+    url: 'https://${var.name}.example',
+    token: { value: '${var.token}', sensitive: true },
+  },
+  resources: {
+    'terraform_data.updated': { input: { name: '${var.name}', token: '${var.token}' } },
+    'terraform_data.replaced': { triggers_replace: '${var.name}' },
+    'terraform_data.deleted': { input: 'x' },
+    'terraform_data.kept': { input: 'same' },
+  } as Record<string, unknown>,
+  replaceOnChange: ['terraform_data.replaced'],
+};
+
+function nextModule() {
+  const { 'terraform_data.deleted': _, ...kept } = SHOW_MODULE.resources;
+  return { ...SHOW_MODULE, resources: { ...kept, 'terraform_data.created': { input: 'new-${var.name}' } } };
+}
+
+/** The same module as the real tools read it (terraform_data is built in: works offline). */
+function showModuleHcl(next: boolean): string {
+  return `variable "name" {
+  type = string
+}
+variable "token" {
+  type      = string
+  sensitive = true
+}
+resource "terraform_data" "updated" {
+  input = { name = var.name, token = var.token }
+}
+resource "terraform_data" "replaced" {
+  triggers_replace = var.name
+}
+resource "terraform_data" "kept" {
+  input = "same"
+}
+${next ? 'resource "terraform_data" "created" {\n  input = "new-${var.name}"\n}' : 'resource "terraform_data" "deleted" {\n  input = "x"\n}'}
+output "url" {
+  value = "https://\${var.name}.example"
+}
+output "token" {
+  value     = var.token
+  sensitive = true
+}
+`;
+}
+
+const VAR_FILES = { 'a.tfvars': 'name = "a"\ntoken = "s1"\n', 'b.tfvars': 'name = "b"\ntoken = "s2"\n' };
+
+/** Applied with a.tfvars, then the module changed: ready for `plan -var-file=b.tfvars -out=…`. */
+function appliedShowModule(bin = TERRAFORM): string {
+  const dir = moduleDir(SHOW_MODULE, VAR_FILES);
+  expect(run(bin, ['init', '-input=false'], dir).code).toBe(0);
+  expect(run(bin, ['apply', '-auto-approve', '-input=false', '-var-file=a.tfvars'], dir).code).toBe(0);
+  writeFileSync(join(dir, 'fake.json'), JSON.stringify(nextModule()));
+  return dir;
+}
+
+function showJson(bin: string, dir: string, args: string[] = []): Json {
+  const r = run(bin, ['show', '-json', '-no-color', ...args], dir);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout.endsWith('}\n')).toBe(true);
+  expect(r.stdout.trimEnd()).not.toContain('\n'); // one line, like the tools
+  return JSON.parse(r.stdout);
+}
+
+const byAddress = (list: Json[]) => Object.fromEntries(list.map((rc) => [rc.address, rc]));
+const actionsOf = (plan: Json) =>
+  Object.fromEntries((plan.resource_changes ?? []).map((rc: Json) => [rc.address, rc.change.actions]));
+
+const TERRAFORM_PLAN_KEYS = [
+  'format_version',
+  'terraform_version',
+  'variables',
+  'planned_values',
+  'resource_changes',
+  'output_changes',
+  'prior_state',
+  'configuration',
+  'timestamp',
+  'applyable',
+  'complete',
+  'errored',
+];
+
+describe('fake tofu/terraform: show -json', () => {
+  it('a saved plan: every action, unknown ids, sensitive marking, variables in clear', () => {
+    const dir = appliedShowModule();
+    const plan = run(TERRAFORM, ['plan', '-input=false', '-var-file=b.tfvars', '-out=p', '-no-color'], dir);
+    expect(plan.stdout).toContain('Plan: 2 to add, 1 to change, 2 to destroy.');
+
+    const p = showJson(TERRAFORM, dir, ['p']);
+    expect(Object.keys(p)).toEqual(TERRAFORM_PLAN_KEYS);
+    expect(p).toMatchObject({ format_version: '1.2', terraform_version: '1.9.8', applyable: true, complete: true });
+    expect(p.errored).toBe(false);
+    expect(p.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    // The real tools print sensitive variable values in clear here.
+    expect(p.variables).toEqual({ name: { value: 'b' }, token: { value: 's2' } });
+
+    expect(actionsOf(p)).toEqual({
+      'terraform_data.created': ['create'],
+      'terraform_data.deleted': ['delete'],
+      'terraform_data.kept': ['no-op'],
+      'terraform_data.replaced': ['delete', 'create'],
+      'terraform_data.updated': ['update'],
+    });
+    const rc = byAddress(p.resource_changes);
+    expect(Object.keys(rc['terraform_data.created'])).toEqual([
+      'address',
+      'mode',
+      'type',
+      'name',
+      'provider_name',
+      'change',
+    ]);
+    expect(rc['terraform_data.created']).toMatchObject({
+      mode: 'managed',
+      type: 'terraform_data',
+      name: 'created',
+      provider_name: 'terraform.io/builtin/terraform',
+    });
+    // A new object's id is unknown: absent from after, true in after_unknown.
+    expect(rc['terraform_data.created'].change).toEqual({
+      actions: ['create'],
+      before: null,
+      after: { input: 'new-b' },
+      after_unknown: { id: true },
+      before_sensitive: false,
+      after_sensitive: {},
+    });
+    const deleted = rc['terraform_data.deleted'];
+    expect(deleted.action_reason).toBe('delete_because_no_resource_config');
+    expect(deleted.change).toMatchObject({
+      after: null,
+      after_unknown: {},
+      before_sensitive: {},
+      after_sensitive: false,
+    });
+    expect(deleted.change.before).toEqual({ id: expect.stringMatching(UUID), input: 'x' });
+    const kept = rc['terraform_data.kept'].change;
+    expect(kept.after).toEqual(kept.before);
+    expect(kept.after_unknown).toEqual({});
+    const replaced = rc['terraform_data.replaced'];
+    expect(replaced.action_reason).toBe('replace_because_cannot_update');
+    expect(replaced.change).toMatchObject({
+      before: { triggers_replace: 'a' },
+      after: { triggers_replace: 'b' },
+      after_unknown: { id: true },
+      replace_paths: [['triggers_replace']],
+    });
+    expect(replaced.change.after).not.toHaveProperty('id');
+    // Sensitive elements are marked, their values printed in clear (as show -json does).
+    const updated = rc['terraform_data.updated'];
+    expect(updated.action_reason).toBeUndefined();
+    expect(updated.change).toEqual({
+      actions: ['update'],
+      before: { id: updated.change.before.id, input: { name: 'a', token: 's1' } },
+      after: { id: updated.change.before.id, input: { name: 'b', token: 's2' } },
+      after_unknown: {},
+      before_sensitive: { input: { token: true } },
+      after_sensitive: { input: { token: true } },
+    });
+
+    expect(p.output_changes).toEqual({
+      token: {
+        actions: ['update'],
+        before: 's1',
+        after: 's2',
+        after_unknown: false,
+        before_sensitive: true,
+        after_sensitive: true,
+      },
+      url: {
+        actions: ['update'],
+        before: 'https://a.example',
+        after: 'https://b.example',
+        after_unknown: false,
+        before_sensitive: false,
+        after_sensitive: false,
+      },
+    });
+    expect(p.planned_values.outputs).toEqual({
+      token: { sensitive: true, type: 'string', value: 's2' },
+      url: { sensitive: false, type: 'string', value: 'https://b.example' },
+    });
+    const planned = byAddress(p.planned_values.root_module.resources);
+    expect(Object.keys(planned)).toEqual([
+      'terraform_data.created',
+      'terraform_data.kept',
+      'terraform_data.replaced',
+      'terraform_data.updated',
+    ]);
+    expect(planned['terraform_data.updated']).toMatchObject({
+      schema_version: 0,
+      values: { input: { name: 'b', token: 's2' } },
+      sensitive_values: { input: { token: true } },
+    });
+    expect(p.prior_state.values.root_module.resources.map((r: Json) => r.address)).toEqual([
+      'terraform_data.deleted',
+      'terraform_data.kept',
+      'terraform_data.replaced',
+      'terraform_data.updated',
+    ]);
+    expect(p.configuration.root_module.variables).toEqual({ name: {}, token: { sensitive: true } });
+
+    // The plan file still applies; shown again afterwards it is the same plan, and stale.
+    const applied = run(TERRAFORM, ['apply', '-input=false', '-no-color', 'p'], dir);
+    expect(applied.stdout).toContain('Apply complete! Resources: 2 added, 1 changed, 2 destroyed.');
+    expect(showJson(TERRAFORM, dir, ['p'])).toEqual(p);
+    expect(run(TERRAFORM, ['apply', '-input=false', '-no-color', 'p'], dir).stderr).toContain(
+      'Error: Saved plan is stale',
+    );
+  });
+
+  it('OpenTofu: no applyable/complete; null_resource triggers with a sensitive element', () => {
+    const dir = initialized();
+    const plan = run(TOFU, [...PLAN, '-out=p', '-no-color'], dir, TOKEN);
+    expect(plan.code).toBe(2);
+    const p = showJson(TOFU, dir, ['p']);
+    expect(Object.keys(p)).toEqual(TERRAFORM_PLAN_KEYS.filter((k) => k !== 'applyable' && k !== 'complete'));
+    expect(p.terraform_version).toBe('1.8.0');
+    expect(p.variables).toEqual({ name: { value: 'app' }, region: { value: 'eu' }, token: { value: 't0ken' } });
+    expect(p.resource_changes).toEqual([
+      {
+        address: 'null_resource.main',
+        mode: 'managed',
+        type: 'null_resource',
+        name: 'main',
+        provider_name: 'registry.opentofu.org/hashicorp/null',
+        change: {
+          actions: ['create'],
+          before: null,
+          after: { triggers: { name: 'app', region: 'eu', token: 't0ken' } },
+          after_unknown: { id: true, triggers: {} },
+          before_sensitive: false,
+          after_sensitive: { triggers: { token: true } },
+        },
+      },
+    ]);
+    expect(p.output_changes.token).toMatchObject({ actions: ['create'], before: null, after: 't0ken' });
+    expect(p.output_changes.token.before_sensitive).toBe(true);
+    expect(p.configuration.provider_config).toEqual({
+      null: { name: 'null', full_name: 'registry.opentofu.org/hashicorp/null' },
+    });
+
+    // No changes: every resource and output is a no-op.
+    expect(run(TOFU, [...APPLY, '-no-color'], dir, TOKEN).code).toBe(0);
+    expect(run(TOFU, [...PLAN, '-out=same'], dir, TOKEN).code).toBe(0);
+    const same = showJson(TOFU, dir, ['same']);
+    expect(actionsOf(same)).toEqual({ 'null_resource.main': ['no-op'] });
+    expect(Object.values(same.output_changes).map((o: Json) => o.actions)).toEqual([['no-op'], ['no-op']]);
+  });
+
+  it('show -json without a file is the current state; a state file reads the same', () => {
+    const dir = appliedShowModule();
+    expect(showJson(TERRAFORM, moduleDir(SHOW_MODULE))).toEqual({ format_version: '1.0' }); // no state yet
+    const s = showJson(TERRAFORM, dir);
+    expect(Object.keys(s)).toEqual(['format_version', 'terraform_version', 'values']);
+    expect(s.values.outputs).toEqual({
+      token: { sensitive: true, value: 's1', type: 'string' },
+      url: { sensitive: false, value: 'https://a.example', type: 'string' },
+    });
+    const resources = byAddress(s.values.root_module.resources);
+    expect(Object.keys(resources)).toEqual([
+      'terraform_data.deleted',
+      'terraform_data.kept',
+      'terraform_data.replaced',
+      'terraform_data.updated',
+    ]);
+    expect(resources['terraform_data.updated']).toEqual({
+      address: 'terraform_data.updated',
+      mode: 'managed',
+      type: 'terraform_data',
+      name: 'updated',
+      provider_name: 'terraform.io/builtin/terraform',
+      schema_version: 0,
+      values: { id: expect.stringMatching(UUID), input: { name: 'a', token: 's1' } },
+      sensitive_values: { input: { token: true } },
+    });
+    expect(showJson(TERRAFORM, dir, ['terraform.tfstate'])).toEqual(s);
+    expect(run(TERRAFORM, ['destroy', '-auto-approve', '-input=false', '-var-file=a.tfvars'], dir).code).toBe(0);
+    expect(showJson(TERRAFORM, dir)).toEqual({ format_version: '1.0' });
+  });
+
+  it('a plan that refreshed drift shows it as resource_drift, and resource_changes undo it', () => {
+    const dir = initialized(MODULE, TERRAFORM);
+    expect(run(TERRAFORM, APPLY, dir, TOKEN).code).toBe(0);
+    writeFileSync(join(dir, 'drift.json'), JSON.stringify({ resource: 'null_resource.main', change: 'update' }));
+    expect(run(TERRAFORM, [...PLAN, '-out=drift'], dir, TOKEN).code).toBe(2);
+    const p = showJson(TERRAFORM, dir, ['drift']);
+    expect(Object.keys(p)).toContain('resource_drift');
+    expect(Object.keys(p).indexOf('resource_drift')).toBe(Object.keys(p).indexOf('resource_changes') - 1);
+    expect(p.resource_drift).toHaveLength(1);
+    const [drift] = p.resource_drift;
+    const id = drift.change.before.id;
+    expect(drift).toEqual({
+      address: 'null_resource.main',
+      mode: 'managed',
+      type: 'null_resource',
+      name: 'main',
+      provider_name: 'registry.terraform.io/hashicorp/null',
+      change: {
+        actions: ['update'],
+        before: { id, triggers: { name: 'app', region: 'eu', token: 't0ken' } },
+        after: { id, triggers: { name: 'app-drifted', region: 'eu-drifted', token: 't0ken-drifted' } },
+        after_unknown: {},
+        before_sensitive: { triggers: { token: true } },
+        after_sensitive: { triggers: { token: true } },
+      },
+    });
+    expect(p.resource_changes).toHaveLength(1);
+    expect(p.resource_changes[0].change).toMatchObject({
+      actions: ['update'],
+      before: drift.change.after,
+      after: drift.change.before,
+    });
+    // The prior state is the refreshed one.
+    expect(p.prior_state.values.root_module.resources[0].values).toEqual(drift.change.after);
+
+    writeFileSync(join(dir, 'drift.json'), JSON.stringify({ resource: 'null_resource.main', change: 'delete' }));
+    expect(run(TERRAFORM, [...PLAN, '-out=gone'], dir, TOKEN).code).toBe(2);
+    const gone = showJson(TERRAFORM, dir, ['gone']);
+    expect(gone.resource_drift.map((d: Json) => [d.address, d.change.actions, d.change.after])).toEqual([
+      ['null_resource.main', ['delete'], null],
+    ]);
+    expect(actionsOf(gone)).toEqual({ 'null_resource.main': ['create'] });
+    expect(gone.prior_state.values.root_module).toEqual({});
+
+    expect(run(TERRAFORM, [...PLAN, '-refresh=false', '-out=norefresh'], dir, TOKEN).code).toBe(0);
+    expect(showJson(TERRAFORM, dir, ['norefresh'])).not.toHaveProperty('resource_drift');
+  });
+
+  it('a destroy plan deletes every resource and output', () => {
+    const dir = appliedShowModule();
+    writeFileSync(join(dir, 'fake.json'), JSON.stringify(SHOW_MODULE));
+    const plan = run(TERRAFORM, ['plan', '-destroy', '-input=false', '-var-file=a.tfvars', '-out=d', '-no-color'], dir);
+    expect(plan.stdout).toContain('Plan: 0 to add, 0 to change, 4 to destroy.');
+    const p = showJson(TERRAFORM, dir, ['d']);
+    expect(Object.keys(p)).toEqual(TERRAFORM_PLAN_KEYS);
+    expect(Object.values(actionsOf(p))).toEqual([['delete'], ['delete'], ['delete'], ['delete']]);
+    expect(p.resource_changes.every((rc: Json) => rc.action_reason === undefined && rc.change.after === null)).toBe(
+      true,
+    );
+    expect(Object.values(p.output_changes).map((o: Json) => [o.actions, o.after])).toEqual([
+      [['delete'], null],
+      [['delete'], null],
+    ]);
+    expect(p.planned_values).toEqual({ root_module: {} });
+    expect(p.applyable).toBe(true);
+    expect(run(TERRAFORM, ['apply', '-input=false', '-no-color', 'd'], dir).stdout).toContain(
+      'Apply complete! Resources: 0 added, 0 changed, 4 destroyed.',
+    );
+  });
+
+  it("a file that is no plan is the tools' error, exit 1; human show is not emulated", () => {
+    const dir = initialized();
+    writeFileSync(join(dir, 'garbage'), 'garbage');
+    const r = run(TOFU, ['show', '-json', '-no-color', 'garbage'], dir);
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr).toBe(
+      [
+        '',
+        'Error: Failed to read the given file as a state or plan file',
+        '',
+        'State read error: Error reading garbage as a statefile: 2 problems:',
+        '',
+        '- Unsupported state file format: The state file could not be parsed as JSON:',
+        'syntax error at byte offset 1.',
+        '- Unsupported state file format: The state file can not be checked for',
+        "presense of encryption: invalid character 'g' looking for beginning of value",
+        '',
+        "Plan read error: couldn't load the provided path as either a local plan file",
+        "(zip: not a valid zip file) or a saved cloud plan (invalid character 'g'",
+        'looking for beginning of value)',
+        '',
+      ].join('\n'),
+    );
+    // Terraform 1.11.4, byte for byte (its second problem differs from OpenTofu's).
+    const tf = run(TERRAFORM, ['show', '-json', 'garbage'], dir);
+    expect(tf.code).toBe(1);
+    expect(strip(tf.stderr)).toBe(
+      [
+        '╷',
+        '│ Error: Failed to read the given file as a state or plan file',
+        '│ ',
+        '│ State read error: Error reading garbage as a statefile: 2 problems:',
+        '│ ',
+        '│ - Unsupported state file format: The state file could not be parsed as',
+        '│ JSON: syntax error at byte offset 1.',
+        '│ - Unsupported state file format: The state file does not have a "version"',
+        '│ attribute, which is required to identify the format version.',
+        '│ ',
+        "│ Plan read error: couldn't load the provided path as either a local plan",
+        '│ file (zip: not a valid zip file) or a saved cloud plan (invalid character',
+        "│ 'g' looking for beginning of value)",
+        '╵',
+        '',
+      ].join('\n'),
+    );
+    const missing = run(TERRAFORM, ['show', '-json', '-no-color', 'nope'], dir);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(
+      'State read error: Error loading statefile: open nope: no such file or\ndirectory\n',
+    );
+    writeFileSync(join(dir, 'empty'), '');
+    expect(run(TERRAFORM, ['show', '-json', '-no-color', 'empty'], dir).stderr).toContain(
+      'State read error: Error reading empty as a statefile: no state\n',
+    );
+    // A garbage plan file does not apply either.
+    expect(run(TERRAFORM, ['apply', '-input=false', '-no-color', 'garbage'], dir)).toMatchObject({ code: 1 });
+
+    const human = run(TOFU, ['show', '-no-color'], dir);
+    expect(human).toMatchObject({ code: 1, stdout: '' });
+    expect(human.stderr).toMatch(/^fake-tofu: "show" without -json .* is not emulated by this fake\n$/);
+    expect(run(TOFU, ['show', 'garbage'], dir).stderr).toContain('is not emulated by this fake');
+    const two = run(TOFU, ['show', '-json', '-no-color', 'a', 'b'], dir);
+    expect(two.code).toBe(1);
+    expect(two.stderr).toContain('Error: Too many command line arguments');
+  });
+});
+
+/** The real terraform on PATH (not this fake), if there is one. */
+function realTerraform(): string | undefined {
+  for (const d of (process.env.PATH ?? '').split(delimiter)) {
+    if (!d || resolve(d) === FAKE) continue;
+    try {
+      accessSync(join(d, 'terraform'), constants.X_OK);
+      return join(d, 'terraform');
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
+}
+
+const REAL_TERRAFORM = realTerraform();
+if (!REAL_TERRAFORM) console.warn('fake-tofu.test: no real terraform on PATH: the show -json comparison is skipped');
+
+describe('fake terraform against the real terraform', () => {
+  it.skipIf(!REAL_TERRAFORM)(
+    'show -json of the same saved plan: the same top-level keys and the same actions',
+    () => {
+      const real = REAL_TERRAFORM as string;
+      const realDir = mkdtempSync(join(tmpdir(), 'nyl-real-terraform-'));
+      dirs.push(realDir);
+      for (const [name, text] of Object.entries(VAR_FILES)) writeFileSync(join(realDir, name), text);
+      writeFileSync(join(realDir, 'main.tf'), showModuleHcl(false));
+      // Only TF_IN_AUTOMATION from the TF_ variables; no update check.
+      const env = { TF_IN_AUTOMATION: '1', CHECKPOINT_DISABLE: '1' };
+      const step = (args: string[]) => {
+        const r = run(real, args, realDir, env);
+        expect(r.stderr, `terraform ${args.join(' ')}`).toBe('');
+        expect(r.code).toBe(0);
+        return r;
+      };
+      step(['init', '-input=false', '-no-color']);
+      step(['apply', '-auto-approve', '-input=false', '-no-color', '-var-file=a.tfvars']);
+      writeFileSync(join(realDir, 'main.tf'), showModuleHcl(true));
+      step(['plan', '-input=false', '-no-color', '-var-file=b.tfvars', '-out=p']);
+      const want: Json = JSON.parse(step(['show', '-json', '-no-color', 'p']).stdout);
+
+      const dir = appliedShowModule();
+      expect(run(TERRAFORM, ['plan', '-input=false', '-var-file=b.tfvars', '-out=p'], dir).code).toBe(0);
+      const got = showJson(TERRAFORM, dir, ['p']);
+
+      expect(Object.keys(got)).toEqual(Object.keys(want));
+      expect(actionsOf(got)).toEqual(actionsOf(want));
+      const reasons = (p: Json) =>
+        Object.fromEntries(p.resource_changes.map((rc: Json) => [rc.address, rc.action_reason ?? null]));
+      expect(reasons(got)).toEqual(reasons(want));
+      const outputs = (p: Json) =>
+        Object.fromEntries(Object.entries(p.output_changes).map(([n, o]: [string, Json]) => [n, o.actions]));
+      expect(outputs(got)).toEqual(outputs(want));
+      expect(got.variables).toEqual(want.variables);
+      const changeKeys = (p: Json) =>
+        Object.fromEntries(p.resource_changes.map((rc: Json) => [rc.address, Object.keys(rc.change)]));
+      expect(changeKeys(got)).toEqual(changeKeys(want));
+    },
+    60_000,
+  );
 });

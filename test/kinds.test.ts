@@ -202,7 +202,7 @@ async function pasteRunbook(repo: Repo, commands: string[]): Promise<{ exec: str
     last = { code, stdout, stderr };
     if (i < commands.length - 1) expect(code, `\`${line}\`: ${out(last)}`).toBe(0);
     if (/ force-unlock /.test(line)) exec = stdout;
-    if (/^nyl plan /.test(line)) token = /\n {2}token: +(v2\.\S+)\n/.exec(stdout)?.[1] ?? '<no token>';
+    if (/^nyl plan /.test(line)) token = /\n {2}token: +(v[23]\.\S+)\n/.exec(stdout)?.[1] ?? '<no token>';
   }
   return { exec, last };
 }
@@ -346,7 +346,7 @@ describe('OpenTofu', () => {
     variables: { name: '${{ units.base.outputs.id }}', region: 'us' },
   });
 
-  it('applies (init, apply, output -json); records non-sensitive outputs only; variables travel in a var file; current; verify; drift repaired; a sensitive reference fails; the secret is nowhere', async () => {
+  it('applies (init, plan -out, show -json, apply of that plan, output -json); records non-sensitive outputs only; variables travel in a var file; current; verify; drift repaired; a sensitive reference fails; the secret is nowhere', async () => {
     const repo = setup(
       { 'nyl.yaml': ENV_DEV + base + net, [`${MODULE}/fake.json`]: fakeJson(FAKE_NET) },
       { TF_VAR_seed: SECRET },
@@ -360,7 +360,7 @@ describe('OpenTofu', () => {
     expect(results(first.stdout)).toEqual({ base: 'executed', net: 'executed' });
 
     const ran = invocations(repo);
-    expect(verbs(ran)).toEqual(['init', 'apply', 'output']);
+    expect(verbs(ran)).toEqual(['init', 'plan', 'show', 'apply', 'output']);
     for (const i of ran) {
       expect(i.tool).toBe('tofu');
       expect(i.cwd).toBe(moduleDir);
@@ -369,15 +369,20 @@ describe('OpenTofu', () => {
       expect(i.tfVars).toEqual(['TF_VAR_seed']); // names only
     }
     expect(ran[0]?.argv).toEqual(['init', '-input=false', '-no-color']);
-    expect(ran[2]?.argv).toEqual(['output', '-json', '-no-color']);
+    expect(ran[4]?.argv).toEqual(['output', '-json', '-no-color']);
     // Variables: one var file Nyl wrote, in a private folder that is gone afterwards; never -var.
-    const apply = ran[1]?.argv as string[];
-    const varFiles = apply.filter((a) => a.startsWith('-var-file='));
+    const plan = ran[1]?.argv as string[];
+    const varFiles = plan.filter((a) => a.startsWith('-var-file='));
     expect(varFiles).toHaveLength(1);
     const varFile = (varFiles[0] as string).slice('-var-file='.length);
     expect(varFile).toMatch(/\/nyl-tf-[^/]+\/nyl\.auto\.tfvars\.json$/);
     expect(existsSync(varFile)).toBe(false);
-    expect(apply).toEqual(['apply', '-auto-approve', '-input=false', '-no-color', `-var-file=${varFile}`]);
+    const planFile = (plan.find((a) => a.startsWith('-out=')) as string).slice('-out='.length);
+    expect(plan).toEqual(['plan', '-input=false', '-no-color', `-out=${planFile}`, `-var-file=${varFile}`]);
+    // The plan it read is the plan it applied (no var file again: the plan holds the variables), then removed.
+    expect(ran[2]?.argv).toEqual(['show', '-json', '-no-color', planFile]);
+    expect(ran[3]?.argv).toEqual(['apply', '-auto-approve', '-input=false', '-no-color', planFile]);
+    expect(existsSync(planFile)).toBe(false);
     expectNoVarArguments(ran);
     for (const i of ran) for (const a of i.argv) expect(a).not.toMatch(/alpha|\bus\b/);
 
@@ -396,14 +401,14 @@ describe('OpenTofu', () => {
     const second = await nyl(repo, ['reconcile', ...ENV]);
     expect(second.code, out(second)).toBe(0);
     expect(results(second.stdout)).toEqual({ base: 'current', net: 'current' });
-    expect(invocations(repo)).toHaveLength(3);
+    expect(invocations(repo)).toHaveLength(5);
 
     // --- verify in sync: init, then plan -detailed-exitcode with the var file.
     const sync = await nyl(repo, ['verify', ...ENV]);
     expect(sync.code, out(sync)).toBe(0);
     expect(results(sync.stdout)).toEqual({ base: 'skipped', net: 'in-sync' });
-    const verifyRan = invocations(repo).slice(3);
-    expect(verbs(verifyRan)).toEqual(['init', 'plan']);
+    const verifyRan = invocations(repo).slice(5);
+    expect(verbs(verifyRan)).toEqual(['init', 'plan', 'show']);
     expect(verifyRan[1]?.argv.slice(0, 4)).toEqual(['plan', '-detailed-exitcode', '-input=false', '-no-color']);
     expect(verifyRan[1]?.argv.filter((a) => a.startsWith('-var-file='))).toHaveLength(1);
     expect(verifyRan[1]?.code).toBe(0);
@@ -422,7 +427,7 @@ describe('OpenTofu', () => {
     expect(observedDrift.detail).toBe(
       'Plan: 0 to add, 1 to change, 0 to destroy.\nnull_resource.main will be updated in-place',
     );
-    expect(invocations(repo).at(-1)).toMatchObject({ code: 2 }); // plan -detailed-exitcode: changes
+    expect(invocations(repo).findLast((i) => i.argv[0] === 'plan')).toMatchObject({ code: 2 }); // plan -detailed-exitcode: changes
 
     // --- The next reconcile repairs it: converge re-executes, drift.json is undone.
     const repair = await nyl(repo, ['reconcile', ...ENV]);
@@ -490,18 +495,22 @@ describe('OpenTofu', () => {
     expect(verbs(ran)).toEqual([
       'init',
       'workspace new',
+      'plan',
+      'show',
       'apply',
       'output',
       'init',
       'workspace new',
+      'plan',
+      'show',
       'apply',
       'output',
     ]);
     // Created if missing, then selected per process (TF_WORKSPACE), never by a shared `workspace select`.
     expect(ran[1]?.argv).toEqual(['workspace', 'new', 'blue']);
-    expect(ran[5]?.argv).toEqual(['workspace', 'new', 'green']);
-    expect(ran[2]?.workspace).toBe('blue');
-    expect(ran[6]?.workspace).toBe('green');
+    expect(ran[7]?.argv).toEqual(['workspace', 'new', 'green']);
+    for (const i of ran.slice(2, 6)) expect(i.workspace).toBe('blue');
+    for (const i of ran.slice(8)) expect(i.workspace).toBe('green');
     expect(observedUnit(bare, 'blue').receipt.outputs).toEqual({ url: 'https://b.example/blue' });
     expect(observedUnit(bare, 'green').receipt.outputs).toEqual({ url: 'https://g.example/green' });
     expect(tfState(dir, module, 'blue').outputs.url.value).toBe('https://b.example/blue');
@@ -551,7 +560,7 @@ describe('OpenTofu', () => {
     expect.soft(results(v.stdout)).toEqual({ plain: 'in-sync', blue: 'in-sync' });
     // The two plans run in parallel: one in each workspace, in either order.
     const planned = invocations(repo)
-      .filter((i) => i.argv[0] === 'plan')
+      .filter((i) => i.argv[0] === 'plan' && i.argv.includes('-detailed-exitcode'))
       .map((i) => i.workspace)
       .sort();
     expect.soft(planned, 'the workspaces the verify plans ran in').toEqual(['blue', 'default']);
@@ -711,7 +720,9 @@ describe('OpenTofu cancellation and locks', () => {
       retryable: true,
       reason: expectedReason,
     });
-    expect(invocations(repo).filter((i) => i.argv[0] === 'apply')).toHaveLength(1);
+    // Its plan met the lock: nothing of nyl's was applied (the holder's apply is logged when it ends).
+    expect(invocations(repo).filter((i) => i.argv[0] === 'plan' && i.code === 1)).toHaveLength(1);
+    expect(invocations(repo).filter((i) => i.argv[0] === 'apply')).toHaveLength(0);
 
     // The holder ends (interrupted: it releases its lock); the next reconcile tries again and succeeds.
     holder.kill('SIGINT');
@@ -772,9 +783,10 @@ describe('OpenTofu cancellation and locks', () => {
     expect(existsSync(lock)).toBe(true);
 
     // Non-retryable: another reconcile does not run the tool again.
+    const ranBefore = invocations(repo).length;
     const waiting = await nyl(repo, ['reconcile', ...LOCAL]);
     expect(results(waiting.stdout)).toEqual({ locked: 'failed' });
-    expect(invocations(repo).filter((i) => i.argv[0] === 'apply')).toHaveLength(2);
+    expect(invocations(repo)).toHaveLength(ranBefore);
 
     // Paste the runbook into a shell, in order.
     const done = await pasteRunbook(repo, steps);
@@ -806,7 +818,7 @@ describe('Terraform', () => {
     expect(results(r.stdout)).toEqual({ app: 'executed' });
     expect(parseTable(r.stdout)[0]?.KIND).toBe('Terraform');
     const ran = invocations(repo);
-    expect(verbs(ran)).toEqual(['init', 'apply', 'output']);
+    expect(verbs(ran)).toEqual(['init', 'plan', 'show', 'apply', 'output']);
     for (const i of ran) expect(i.tool).toBe('terraform');
     expectNoVarArguments(ran);
     const receipt = observedUnit(bare, 'app').receipt;
@@ -863,15 +875,45 @@ describe('command construction', () => {
       '-var-file=/repo/env/dev.tfvars.json',
       '-var-file=/tmp/nyl-tf-x/nyl.auto.tfvars.json',
     ];
-    expect(c).toEqual({
+    const { planTo, show, applyPlan, ...lines } = c;
+    expect(lines).toEqual({
       init: ['tofu', 'init', '-input=false', '-no-color', '-upgrade', '-backend-config=key=dev'],
       workspace: ['tofu', 'workspace', 'new', 'blue'],
-      apply: ['tofu', 'apply', '-auto-approve', '-input=false', '-no-color', ...vf, '-parallelism=2'],
       output: ['tofu', 'output', '-json', '-no-color'],
       plan: ['tofu', 'plan', '-detailed-exitcode', '-input=false', '-no-color', ...vf],
       destroy: ['tofu', 'destroy', '-auto-approve', '-input=false', '-no-color', ...vf],
     });
-    for (const argv of Object.values(c))
+    // The plan that is applied takes applyArgs (they shape what is applied) but not -auto-approve;
+    // a speculative one takes no lock; the apply of the file takes nothing but the file.
+    const f = '/tmp/w/u.tfplan';
+    expect(planTo(f, false)).toEqual([
+      'tofu',
+      'plan',
+      '-input=false',
+      '-no-color',
+      `-out=${f}`,
+      ...vf,
+      '-parallelism=2',
+    ]);
+    expect(planTo(f, true)).toEqual([
+      'tofu',
+      'plan',
+      '-input=false',
+      '-no-color',
+      `-out=${f}`,
+      '-lock=false',
+      ...vf,
+      '-parallelism=2',
+    ]);
+    expect(
+      tfCommands('tofu', { module: 'm', applyArgs: ['-auto-approve', '-refresh=false'] }, ROOT, undefined).planTo(
+        f,
+        false,
+      ),
+    ).toEqual(['tofu', 'plan', '-input=false', '-no-color', `-out=${f}`, '-refresh=false']);
+    expect(show(f)).toEqual(['tofu', 'show', '-json', '-no-color', f]);
+    expect(applyPlan(f)).toEqual(['tofu', 'apply', '-auto-approve', '-input=false', '-no-color', f]);
+    for (const argv of [...Object.values(lines), planTo(f, false), applyPlan(f)])
       for (const a of argv ?? []) {
         expect(a).not.toMatch(/^--?var(=|$)/);
         expect(a).not.toContain('V-SECRET');
@@ -881,10 +923,11 @@ describe('command construction', () => {
     const m = tfCommands('/opt/bin/terraform', { module: 'm' }, ROOT, undefined);
     expect(m.workspace).toBeUndefined();
     expect(m.init).toEqual(['/opt/bin/terraform', 'init', '-input=false', '-no-color']);
-    expect(m.apply).toEqual(['/opt/bin/terraform', 'apply', '-auto-approve', '-input=false', '-no-color']);
     expect(m.plan).toEqual(['/opt/bin/terraform', 'plan', '-detailed-exitcode', '-input=false', '-no-color']);
     // Only Nyl's var file.
-    expect(tfCommands('tofu', { module: 'm' }, ROOT, '/t/v.json').apply?.slice(-1)).toEqual(['-var-file=/t/v.json']);
+    expect(tfCommands('tofu', { module: 'm' }, ROOT, '/t/v.json').planTo('p', false).slice(-1)).toEqual([
+      '-var-file=/t/v.json',
+    ]);
   });
 
   it('tfOutputs: sensitive outputs left out (names kept, sorted); non-string values as JSON', () => {

@@ -6,7 +6,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { inline, jobSummary } from '../src/actions/summary.js';
+import { inline } from '../src/actions/markdown.js';
+import { jobSummary } from '../src/actions/summary.js';
 import { command, ENV_DEV, makeRepo, nyl, nylJson, parseTable } from './helpers/repo.js';
 
 /** Quotes, a backslash, and long enough to straddle an 80-character cut. */

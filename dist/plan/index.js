@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runPlanAction}from"../chunks/chunk-UYFEBDFB.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-YW7FDL3B.js";import"../chunks/chunk-XDU7NY7D.js";import"../chunks/chunk-VC6IPLT4.js";import"../chunks/chunk-F2XB6SXV.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runPlanAction();
+import{runPlanAction}from"../chunks/chunk-2TYTTVI4.js";import"../chunks/chunk-YRSMUMWU.js";import"../chunks/chunk-PFBUYXWN.js";import"../chunks/chunk-S2EZGO7Y.js";import"../chunks/chunk-QOTAAPIN.js";import"../chunks/chunk-3INGJ75K.js";import"../chunks/chunk-SH6RIPJL.js";import"../chunks/chunk-EV3DVTRL.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runPlanAction();

@@ -1,6 +1,6 @@
 import type { getOctokit } from '@actions/github';
 import { sha256Key } from '../core/util/canonical.js';
-import { inline } from './summary.js';
+import { inline } from './markdown.js';
 
 type Octokit = ReturnType<typeof getOctokit>;
 type Issue = Awaited<ReturnType<Octokit['rest']['issues']['listForRepo']>>['data'][number];

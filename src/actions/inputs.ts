@@ -71,6 +71,7 @@ export const SCHEMAS = {
     environment: z.string(),
     environments: list,
     comment: bool('comment'),
+    'resource-plans': bool('resource-plans'),
   }),
 } as const;
 
@@ -85,6 +86,7 @@ const DEFAULTS: Record<string, string> = {
   'plan-from-pr': 'false',
   comment: 'true',
   'drift-issue': 'false',
+  'resource-plans': 'false',
 };
 
 export class InputError extends Error {}

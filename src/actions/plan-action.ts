@@ -1,6 +1,7 @@
 import * as core from '@actions/core';
 import { context, getOctokit } from '@actions/github';
 import { plan } from '../core/ops/plan/plan.js';
+import type { ResourcePlanning } from '../core/ops/plan/resources.js';
 import { listEnvironments } from '../core/ops/status/environments.js';
 import type { RunReport } from '../core/ops/workspace/report.js';
 import { openWorkspace } from '../core/ops/workspace/workspace.js';
@@ -47,9 +48,10 @@ export async function runPlanAction(): Promise<void> {
       const order = (await listEnvironments(ctx)).facts.find(([k]) => k === 'environments')?.[1] as string[];
       setOutput('environments', JSON.stringify(order));
       const envs = given.length ? given : order;
+      const resources = resourcePlanning(inputs);
       for (const environment of envs)
         try {
-          plans.push(await plan(ctx, { environment, asNewWhenUnreachable: true }));
+          plans.push(await plan(ctx, { environment, asNewWhenUnreachable: true, resources }));
         } catch (e) {
           if (!(e instanceof NylError)) throw e;
           failures.push(...e.problems.map((p) => ({ ...p, subject: p.subject ?? environment })));
@@ -77,6 +79,32 @@ export async function runPlanAction(): Promise<void> {
     endAll();
     removeWorkdir();
   }
+}
+
+/**
+ * Whether Terraform/OpenTofu units are planned by their tools here. Planning runs the checked-out
+ * code (providers, `external` data sources) with this job's credentials: only when the workflow
+ * asks, never under pull_request_target, and not for a pull request from a fork (its code is not
+ * the repository's, and the job has none of its secrets): those are planned at the unit level.
+ */
+export function resourcePlanning(inputs: Inputs<'plan'>): ResourcePlanning {
+  if (!inputs['resource-plans'])
+    return { run: false, why: 'this plan job does not run terraform or tofu (input resource-plans: true)' };
+  if (context.eventName === 'pull_request_target') {
+    core.warning(
+      'resource-plans is ignored under pull_request_target: that event runs with the repository’s secrets, and a pull request’s code must not',
+      { title: 'NYL-INPUT' },
+    );
+    return { run: false, why: 'a pull_request_target job never runs a pull request’s code' };
+  }
+  const head = context.payload.pull_request?.head?.repo?.full_name as string | undefined;
+  const base = context.payload.repository?.full_name as string | undefined;
+  if (head && base && head !== base)
+    return {
+      run: false,
+      why: `a pull request from a fork (${head}) is not run with this repository’s credentials; the deploy of the merge plans it`,
+    };
+  return { run: true };
 }
 
 /** On a pull request: one comment per environment, updated in place. */

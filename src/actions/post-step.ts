@@ -1,8 +1,8 @@
 import * as core from '@actions/core';
 import { releaseAbandoned } from '../core/ops/runs/abandon.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace/workspace.js';
-import { signalGroup } from '../core/proc/children.js';
-import { groupAlive, groupsListedIn } from '../core/proc/watchdog.js';
+import { signalGroup, signalStop } from '../core/proc/children.js';
+import { groupAlive, stopPending, stopsListedIn } from '../core/proc/watchdog.js';
 import { currentHolder } from '../core/state/lease.js';
 import { parseDuration } from '../core/util/duration.js';
 import { useActorIdentity, useToken } from './face.js';
@@ -46,33 +46,36 @@ export async function runPost(): Promise<void> {
   }
 }
 
+/** Waits, polling every `step` ms, until `done` or `ms` have passed. */
+async function waitUntil(done: () => boolean, ms: number, step: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, step));
+}
+
 /**
  * A killed main step leaves its tools to its watchdog, which stops them within the grace. The
  * lease is released only once they are gone: otherwise the next run would start a unit on top of
- * a tool still applying it.
+ * a tool still applying it. A group gets SIGTERM; terraform and tofu (leader-only) their own stop
+ * signal, SIGINT, to the tool alone and only when the watchdog has not sent it (a second SIGINT
+ * makes terraform exit at once); SIGKILL goes to the groups at the end of the grace.
  */
 async function stopLeftoverTools(groupsFile: string, graceMs: number): Promise<void> {
   if (!groupsFile) return;
-  const alive = () => groupsListedIn(groupsFile).filter(groupAlive);
-  const waitGone = async (until: number, step: number) => {
-    let now = alive();
-    while (now.length && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, step));
-      now = alive();
-    }
-    return now;
-  };
-  let left = alive();
+  const alive = () => stopsListedIn(groupsFile).filter((g) => groupAlive(g.pgid));
+  const left = alive();
   if (!left.length) return;
   core.warning(
-    `the main step's tools still run (process groups ${left.join(', ')}): stopping them before the lease is released`,
+    `the main step's tools still run (process groups ${left.map((g) => g.pgid).join(', ')}): stopping them before the lease is released`,
     { title: 'NYL-RUN-ABANDONED' },
   );
-  for (const g of left) signalGroup(g, 'SIGTERM');
-  left = await waitGone(Date.now() + graceMs, 100);
-  for (const g of left) signalGroup(g, 'SIGKILL');
-  left = await waitGone(Date.now() + 2_000, 50);
+  for (const g of left) if (!g.sent) signalStop(g.leader ? g : { ...g, signal: 'SIGTERM' });
+  await waitUntil(() => !alive().some(stopPending), graceMs, 100);
+  for (const g of alive()) signalGroup(g.pgid, 'SIGKILL');
+  await waitUntil(() => !alive().length, 2_000, 50);
+  const survived = alive().map((g) => g.pgid);
   core.info(
-    left.length ? `nyl: process groups ${left.join(', ')} survived SIGKILL` : "nyl: the main step's tools are gone",
+    survived.length
+      ? `nyl: process groups ${survived.join(', ')} survived SIGKILL`
+      : "nyl: the main step's tools are gone",
   );
 }

@@ -1,7 +1,11 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { getOctokit } from '@actions/github';
-import { keptKey } from '../core/ops/plan/plan.js';
+import type { KeptChanges } from '../core/changes/model.js';
+import { keptKey, type ReviewedPlan } from '../core/ops/plan/plan.js';
+import { keptPlan, unitLevelResult } from '../core/ops/plan/reviewed.js';
 import type { RunReport, UnitRow } from '../core/ops/workspace/report.js';
-import { inline } from './summary.js';
+import { changesMd } from './changes-md.js';
+import { inline } from './markdown.js';
 
 /**
  * Plans on pull requests: one comment per environment, found again by a hidden marker and updated
@@ -21,12 +25,27 @@ export const COMMENT_BUDGET = 65_000;
 
 const marker = (env: string) => `<!-- nyl-plan: ${env} -->`;
 const DATA = /<!-- nyl-plan-data: (\{.*?\}) -->/s;
+/** The kept plan, gzipped and base64: 500 resources' addresses and digests fit beside the table. */
+const DATA_Z = /<!-- nyl-plan-data-z: ([A-Za-z0-9+/=]+) -->/;
 const TOKEN = /\*\*Token\*\*: `(v\d+\.[0-9a-f.]+)`/;
 
 /** A plan row as the comment keeps it: unit, result, and a short digest of its execution key. */
 export type KeptRow = [string, string, string];
 
-const keep = (r: UnitRow): KeptRow => [r.unit, r.result, keptKey(r.executionKey) ?? ''];
+const keep = (r: UnitRow): KeptRow => [r.unit, unitLevelResult(r), keptKey(r.executionKey) ?? ''];
+
+/** What the comment keeps hidden: the token, the rows, each resource-level unit's changes. */
+interface KeptData {
+  token: string;
+  rows: KeptRow[];
+  changes?: Record<string, KeptChanges>;
+}
+
+function dataBlock(plan: RunReport, token: string): string {
+  const changes = keptPlan(plan).changes;
+  const data: KeptData = { token, rows: plan.rows.map(keep), ...(changes ? { changes } : {}) };
+  return `<!-- nyl-plan-data-z: ${gzipSync(JSON.stringify(data)).toString('base64')} -->`;
+}
 
 /** The rows of a kept plan as checkToken compares them. */
 export function keptRows(rows: KeptRow[]): Pick<UnitRow, 'unit' | 'result' | 'executionKey'>[] {
@@ -83,19 +102,21 @@ export function planComment(plan: RunReport, opts: { note?: string; budget?: num
     `The deploy of the merge commit executes exactly this plan (reconcile with \`plan-from-pr: true\`), or refuses it if it went stale; the CLI: \`nyl reconcile -e ${env} --plan ${token}\`.`,
     '',
   ];
-  const data = `<!-- nyl-plan-data: ${JSON.stringify({ token, rows: plan.rows.map(keep) })} -->`;
+  const data = dataBlock(plan, token);
   const fits = (parts: string[]) => parts.join('\n').length + data.length + 1 < budget;
   const table = (rows: UnitRow[]) => ['| Unit | Kind | Plan | Why |', '| --- | --- | --- | --- |', ...rows.map(row)];
   const collapsed = (title: string, rows: UnitRow[]) =>
     rows.length ? ['', `<details><summary>${title}</summary>`, '', ...table(rows), '', '</details>'] : [];
+  const changes = fittedChanges(plan.rows, (c) => fits([...head, ...table(acting), ...c, ...tail]));
   let body = [
     ...head,
     ...(acting.length ? table(acting) : ['Nothing executes.']),
+    ...changes,
     ...collapsed(`${quiet.length} units unchanged`, quiet),
     ...tail,
   ];
   if (!fits(body))
-    body = [...head, ...(acting.length ? table(acting) : []), `- ${quiet.length} units unchanged`, ...tail];
+    body = [...head, ...(acting.length ? table(acting) : []), ...changes, `- ${quiet.length} units unchanged`, ...tail];
   if (!fits(body)) {
     // Cut the table: keep what fits, say how many rows were left out.
     const lines = table(acting);
@@ -113,8 +134,36 @@ export function planComment(plan: RunReport, opts: { note?: string; budget?: num
   return fits(body) ? `${body.join('\n')}\n${data}\n` : `${body.join('\n')}\n`;
 }
 
-/** The token and rows of an environment's plan comment. */
-export function readPlanComment(body: string): { token?: string; rows?: KeptRow[] } {
+/**
+ * The resource changes section at the most lines per unit that fits (every one, else fewer, each
+ * unit's cut counted); none when not even the headlines fit.
+ */
+function fittedChanges(rows: UnitRow[], fits: (lines: string[]) => boolean): string[] {
+  for (const cap of [Number.POSITIVE_INFINITY, 200, 100, 50, 20, 5, 0]) {
+    const md = changesMd(rows, cap);
+    const lines = md ? ['', ...md.split('\n')] : [];
+    if (fits(lines)) return lines;
+  }
+  return [
+    '',
+    '_The resource changes are left out: the comment is kept under GitHub’s limit; the job summary has them._',
+  ];
+}
+
+/** The token, rows and resource changes of an environment's plan comment. */
+export function readPlanComment(body: string): {
+  token?: string;
+  rows?: KeptRow[];
+  changes?: Record<string, KeptChanges>;
+} {
+  const z = DATA_Z.exec(body)?.[1];
+  if (z)
+    try {
+      const parsed = JSON.parse(gunzipSync(Buffer.from(z, 'base64')).toString('utf8')) as KeptData;
+      if (parsed.token) return parsed;
+    } catch {
+      /* fall back to the other forms */
+    }
   const data = DATA.exec(body)?.[1];
   if (data)
     try {
@@ -173,10 +222,23 @@ export async function reviewedPlan(
   repo: Repo,
   sha: string,
   env: string,
-): Promise<{ pr?: number; token?: string; rows?: KeptRow[] }> {
+): Promise<{ pr?: number; token?: string; rows?: KeptRow[]; changes?: Record<string, KeptChanges> }> {
   const prs = (await octokit.rest.repos.listPullRequestsAssociatedWithCommit({ ...repo, commit_sha: sha })).data;
   const pr = prs.find((p) => p.merge_commit_sha === sha) ?? prs[0];
   if (!pr) return {};
   const comment = await planCommentOf(octokit, repo, pr.number, env);
   return { pr: pr.number, ...(comment?.body ? readPlanComment(comment.body) : {}) };
+}
+
+/** What the deploy passes to reconcile of a reviewed plan: its token, its rows, its resource changes. */
+export function reviewedOf(r: {
+  token: string;
+  rows?: KeptRow[];
+  changes?: Record<string, KeptChanges>;
+}): ReviewedPlan {
+  return {
+    token: r.token,
+    ...(r.rows ? { rows: keptRows(r.rows) } : {}),
+    ...(r.changes ? { changes: r.changes } : {}),
+  };
 }

@@ -21,7 +21,7 @@ import { syncDriftIssue } from './drift-issue.js';
 import { annotate, setOutput, useActorIdentity, useToken, workflowRunUrl } from './face.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
 import { planMissing } from './plan-action.js';
-import { keptRows, planComment, replyWithPlan, reviewedPlan } from './pr-plan.js';
+import { planComment, replyWithPlan, reviewedOf, reviewedPlan } from './pr-plan.js';
 import { jobSummary, opSummary, unitAnnotations } from './summary.js';
 
 const RESULTS = [
@@ -325,7 +325,7 @@ async function reconcileReviewed(
     return await reconcile(ctx, {
       ...opts,
       plan: reviewed.token,
-      ...(reviewed.rows ? { planRows: keptRows(reviewed.rows) } : {}),
+      reviewed: reviewedOf({ ...reviewed, token: reviewed.token }),
     });
   } catch (e) {
     if (e instanceof NylError && e.problems.some((p) => p.code === 'NYL-PLAN-STALE')) {

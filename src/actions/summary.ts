@@ -11,6 +11,8 @@ import {
 import type { OpReport, RunReport, UnitRow } from '../core/ops/workspace/report.js';
 import { canonicalJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
+import { changesMd } from './changes-md.js';
+import { code, inline } from './markdown.js';
 
 /** GitHub drops a job summary over 1 MiB whole: stay well under it. */
 export const SUMMARY_BUDGET = 1_000_000;
@@ -56,36 +58,6 @@ export const WORKFLOWS: Record<WorkflowName, string> = {
   recover: 'recover.yml',
   verify: 'verify.yml',
 };
-
-/**
- * Text from units and tools, made inert for a summary: outside code spans `<`, `>` and `&` become
- * entities (a raw `<!--` would hide everything after it), inside them they stay as they are (code
- * spans show text literally); `|` is escaped for tables and newlines become breaks. An unpaired
- * backtick is escaped so it opens no code span.
- */
-export function inline(text: string): string {
-  const parts = text.split('`');
-  // An odd number of backticks: the last one pairs with nothing and is shown as it is.
-  const unpaired = parts.length % 2 === 0 ? parts.pop() : undefined;
-  const plain = (p: string) =>
-    p
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      .replace(/\|/g, '\\|')
-      .replace(/\r?\n/g, '<br>');
-  const code = (p: string) => `\`${p.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')}\``;
-  const out = parts.map((p, i) => (i % 2 === 1 ? code(p) : plain(p))).join('');
-  return unpaired === undefined ? out : `${out}&#96;${plain(unpaired)}`;
-}
-
-/** A code span around any text: a fence longer than any run of backticks inside it. */
-function code(text: string): string {
-  const s = text.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
-  const longest = Math.max(0, ...(s.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(longest + 1);
-  return longest ? `${fence} ${s} ${fence}` : `${fence}${s}${fence}`;
-}
 
 /** Cut to `max` characters (never inside a surrogate pair), saying so. */
 function cut(text: string, max: number): string {
@@ -290,8 +262,9 @@ export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget =
   const graphLeftOut = '_The wave graph is left out: the summary is kept under 1 MiB._';
   const tooBig =
     ctx.graph && !wanted && ctx.graph.waves.flat().length ? '_The wave graph is left out above 300 units._' : '';
+  const changes = changesMd(report.rows);
   const sections = (table: string, graph: string) =>
-    `${[heading, needs, notes, table, facts, graph].filter(Boolean).join('\n\n')}\n`;
+    `${[heading, needs, notes, table, changes, facts, graph].filter(Boolean).join('\n\n')}\n`;
   // Everything but the rows and the graph, plus room for the cut row and the graph's note.
   const fixed = Buffer.byteLength(sections(tableHead + tableTail, graphLeftOut)) + 200;
   const rows: string[] = [];

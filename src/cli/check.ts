@@ -31,6 +31,11 @@ function checkGroup(command: string, values: Values): string | undefined {
       `${command} --group does not take --from`,
       `--from names units of one environment: \`nyl ${command} -e ENV --from U\``,
     );
+  if (command === 'plan' && (values.out !== undefined || values['unit-level']))
+    throw usage(
+      `plan --group does not take --${values.out !== undefined ? 'out' : 'unit-level'}`,
+      'a group is planned at the unit level, with one batch token; keep one environment’s plan with `nyl plan -e ENV --out FILE`',
+    );
   if (command !== 'reconcile') return group;
   const f = values.failed ? ' --failed' : '';
   if (values.plan === undefined)

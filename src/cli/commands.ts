@@ -112,7 +112,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
         value: 'TEXT',
         help: 'why (with --reapply, --from or --allow-older-source; recorded with who asked)',
       },
-      plan: { type: 'string', value: 'TOKEN', help: 'execute exactly the plan `nyl plan` printed this token for' },
+      plan: {
+        type: 'string',
+        value: 'TOKEN|FILE',
+        help: 'execute exactly the plan `nyl plan` printed this token for (or wrote to FILE with --out), or refuse it when stale',
+      },
       ...RECOVERY,
       'allow-config-change': {
         type: 'boolean',
@@ -131,9 +135,25 @@ export const COMMANDS: Record<string, CommandSpec> = {
     description:
       'Compares the desired documents of the source commit with the recorded receipts. A unit that\n' +
       'consumes outputs of a unit that executes first is listed as `maybe`: it executes only if those\n' +
-      'outputs change. With --group G: every environment of the group in promotion order, and one\n' +
-      'token for the batch (`nyl reconcile --group G --plan <token>` runs it).',
-    options: { ...COMMON, ...GROUP, ...RECOVERY },
+      'outputs change. Terraform and OpenTofu units that would execute are planned by their tool\n' +
+      '(without the state lock): their resource changes are listed under the table, a unit whose plan\n' +
+      'deletes or replaces resources waits for approval, and the token covers the changes. With\n' +
+      '--group G: every environment of the group in promotion order, and one token for the batch\n' +
+      '(`nyl reconcile --group G --plan <token>` runs it).',
+    options: {
+      ...COMMON,
+      ...GROUP,
+      ...RECOVERY,
+      'unit-level': {
+        type: 'boolean',
+        help: 'run no terraform or tofu: plan Terraform and OpenTofu units at the unit level only',
+      },
+      out: {
+        type: 'string',
+        value: 'FILE',
+        help: 'also write the plan (token, rows, resource changes; no values) to FILE for `nyl reconcile --plan FILE`',
+      },
+    },
     exits: `0 plan shown; ${READ_FAILS}; 4 a dead run is not imported yet (the plan shows the state after its import)`,
   },
   status: {

@@ -1,8 +1,10 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { planGroup } from '../core/ops/batch/plan.js';
 import { reconcileGroup } from '../core/ops/batch/reconcile.js';
 import type { BatchReport } from '../core/ops/batch/report.js';
 import { leaseBreak } from '../core/ops/lease/break.js';
-import { plan } from '../core/ops/plan/plan.js';
+import { plan, type ReviewedPlan } from '../core/ops/plan/plan.js';
+import { keptPlan, readPlanFile } from '../core/ops/plan/reviewed.js';
 import { reconcile } from '../core/ops/reconcile/reconcile.js';
 import { recover } from '../core/ops/recovery/recover.js';
 import { pruneRuns } from '../core/ops/runs/prune.js';
@@ -17,6 +19,9 @@ import type { OpContext } from '../core/ops/workspace/workspace.js';
 import { exec } from '../core/ops/writes/exec.js';
 import { hold, resume } from '../core/ops/writes/hold.js';
 import { stateForget, stateShow } from '../core/ops/writes/state.js';
+import { prettyJson } from '../core/util/canonical.js';
+import { Exit, NylError, problem } from '../core/util/errors.js';
+import { masker } from '../core/util/mask.js';
 import type { CheckedOptions } from './check.js';
 import type { Values } from './parse.js';
 
@@ -43,12 +48,14 @@ const reconcileOf = ({ ctx, values, o }: Call) => {
       allowConfigChange: values['allow-config-change'] === true,
       parallelism: o.parallelism,
     });
+  const reviewed = planGiven(values.plan as string | undefined, o.environment);
   return reconcile(ctx, {
     environment: o.environment,
     parallelism: o.parallelism,
     approve: values.approve as string[] | undefined,
     reapply: values.reapply ? { units: o.units, reason } : undefined,
-    plan: values.plan as string | undefined,
+    plan: reviewed?.token,
+    ...(reviewed?.rows ? { reviewed } : {}),
     allowOlderSource: values['allow-older-source'] ? { reason } : undefined,
     failed: values.failed === true,
     from: values.from ? { units: values.from as string[], reason } : undefined,
@@ -56,14 +63,35 @@ const reconcileOf = ({ ctx, values, o }: Call) => {
   });
 };
 
-const planOf = ({ ctx, values, o }: Call) =>
-  o.group !== undefined
-    ? planGroup(ctx, { group: o.group, failed: values.failed === true })
-    : plan(ctx, {
-        environment: o.environment,
-        failed: values.failed === true,
-        from: values.from as string[] | undefined,
-      });
+/** `--plan`: a token as it is, or the plan file `nyl plan --out` wrote (its token, rows and resource changes). */
+function planGiven(given: string | undefined, environment: string): ReviewedPlan | undefined {
+  if (given === undefined || /^v\d+\./.test(given)) return given === undefined ? undefined : { token: given };
+  let text: string;
+  try {
+    text = readFileSync(given, 'utf8');
+  } catch (e) {
+    throw new NylError(
+      problem('NYL-PLAN-FILE', `the plan file ${given} cannot be read: ${(e as Error).message}`, {
+        exit: Exit.failed,
+        fix: 'pass a plan token, or the file `nyl plan -e <env> --out FILE` wrote',
+      }),
+    );
+  }
+  return readPlanFile(text, given, environment);
+}
+
+const planOf = async ({ ctx, values, o }: Call): Promise<Report> => {
+  if (o.group !== undefined) return planGroup(ctx, { group: o.group, failed: values.failed === true });
+  const report = await plan(ctx, {
+    environment: o.environment,
+    failed: values.failed === true,
+    from: values.from as string[] | undefined,
+    ...(values['unit-level'] ? { resources: { run: false, why: 'nyl plan --unit-level' } } : {}),
+  });
+  // The kept plan holds no value (addresses, actions, digests), but is the operator's file: private.
+  if (values.out) writeFileSync(values.out as string, masker.mask(prettyJson(keptPlan(report))), { mode: 0o600 });
+  return report;
+};
 
 /** A command on one unit, or each instance of a group (`--unit G`). */
 const eachUnit =

@@ -12,6 +12,34 @@ export const RESULTS = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4:
 /** A reconcile that did not apply an older source: not a failure, not a success either. */
 const SUPERSEDED = 'superseded';
 
+/** A Terraform/OpenTofu unit's resource changes in a row: names and actions, never values. */
+const changesSchema = () => {
+  const action = z.enum(['create', 'update', 'replace', 'delete', 'read', 'forget']);
+  const n = z.number().check(z.int());
+  return described(
+    z.object({
+      counts: z.object({ create: n, update: n, replace: n, delete: n, read: n }),
+      resources: z.array(
+        z.object({
+          address: z.string(),
+          action,
+          attributes: described(z.optional(z.array(z.string())), 'The top-level attributes that change (names only)'),
+          tainted: described(
+            z.optional(z.literal(true)),
+            'A replace of a tainted object (an unfinished create, or taint): it does not wait for approval',
+          ),
+          digest: described(
+            z.string(),
+            'sha256 (12 hex digits) of the action and planned values, unknown and sensitive values normalised: equal plans, equal digests',
+          ),
+        }),
+      ),
+      outputs: z.array(z.object({ name: z.string(), action: z.enum(['create', 'update', 'delete']) })),
+    }),
+    'plan: the resource changes its tool planned (destructive first); reconcile: those it applied',
+  );
+};
+
 // The schema is built on first use (the `schema` command, tests): every other command only prints.
 const buildReportSchema = () => {
   const str = z.string();
@@ -46,6 +74,15 @@ const buildReportSchema = () => {
     filesChanged: described(
       opt(z.array(str)),
       'plan: the files whose content changed since the receipt, when that is why the unit executes',
+    ),
+    changes: opt(changesSchema()),
+    changesNote: described(
+      opt(str),
+      'Why a Terraform/OpenTofu unit shows no resource changes: its inputs wait for a unit that executes first, its plan failed, it was not planned',
+    ),
+    gate: described(
+      opt(z.literal('destructive')),
+      'awaiting-approval only because its plan deletes or replaces resources (the unit-level plan executes it)',
     ),
   });
 

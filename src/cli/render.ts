@@ -1,4 +1,6 @@
-import type { OpReport, RunReport, StatusReport } from '../core/ops/workspace/report.js';
+import { countsText, SYMBOL } from '../core/changes/counts.js';
+import type { RecordedChanges } from '../core/changes/model.js';
+import type { OpReport, RunReport, StatusReport, UnitRow } from '../core/ops/workspace/report.js';
 import { canonicalJson, prettyJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
 
@@ -45,6 +47,31 @@ function withProblems(out: string[], problems: Problem[]): string {
   return `${out.join('\n')}\n`;
 }
 
+/**
+ * The resource changes of the units that have them, under the table: `changes of net: +1 ~1 -/+1 -1`,
+ * then one line per resource (destructive first, Terraform's symbols, the attributes that change)
+ * and the outputs; a unit without them says why (it waits for a unit that executes first, …).
+ */
+export function renderChanges(rows: UnitRow[], label = 'changes'): string[] {
+  const out: string[] = [];
+  for (const r of rows) {
+    if (r.changes) {
+      out.push(`${label} of ${r.unit}: ${countsText(r.changes.counts)}`);
+      const w = Math.max(0, ...r.changes.resources.map((c) => SYMBOL[c.action].length));
+      for (const c of r.changes.resources) out.push(`  ${SYMBOL[c.action].padEnd(w)}  ${c.address}${notes(c)}`);
+      if (r.changes.outputs.length)
+        out.push(`  outputs: ${r.changes.outputs.map((o) => `${SYMBOL[o.action]} ${o.name}`).join(', ')}`);
+    } else if (r.changesNote) out.push(`${label} of ${r.unit}: ${r.changesNote}`);
+  }
+  return out.length ? ['', ...out] : [];
+}
+
+/** ` (tainted; input, output)`: what a change line says after its address. */
+function notes(c: { attributes?: string[]; tainted?: true }): string {
+  const parts = [...(c.tainted ? ['tainted'] : []), ...(c.attributes?.length ? [c.attributes.join(', ')] : [])];
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
 /** reconcile, plan, verify, teardown: the unit table, then run, source, tips and extras. */
 export function renderRun(r: RunReport): string {
   const tips: [string, unknown][] = ['reconcile', 'verify', 'teardown'].includes(r.operation)
@@ -59,6 +86,8 @@ export function renderRun(r: RunReport): string {
         r.header ?? ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
         r.rows.map((x) => [x.unit, x.kind, x.result, x.detail.replace(/\n/g, ' | ')]),
       ),
+      // verify: what its plan would change to put the unit back, i.e. what drifted.
+      ...renderChanges(r.rows, r.operation === 'verify' ? 'drift' : 'changes'),
       '',
       facts([['run', r.run], ['source', r.source], ...tips, ...(r.extra ?? [])]),
     ],
@@ -116,6 +145,7 @@ function renderRunShow(r: OpReport): string {
     durationMs?: number;
     exitCode?: number;
     reason?: string;
+    changes?: RecordedChanges;
   }[];
   const out = [`run ${fact(r, 'run')} of ${r.environment}: ${r.outcome}`, facts(plain), '', 'states:'];
   out.push(
@@ -142,11 +172,23 @@ function renderRunShow(r: OpReport): string {
         u.result,
         u.durationMs !== undefined ? `${u.durationMs}ms` : '',
         u.exitCode !== undefined ? String(u.exitCode) : '',
-        (u.reason ?? '').replace(/\n/g, ' | '),
+        (u.reason ?? (u.changes ? countsText(u.changes.counts) : '')).replace(/\n/g, ' | '),
       ]),
     ),
+    ...recordedLines(units),
   );
   return withProblems(out, r.problems);
+}
+
+/** The resources each unit of a run changed (or would have, waiting for approval), destructive first. */
+function recordedLines(units: { unit: string; changes?: RecordedChanges }[]): string[] {
+  const out: string[] = [];
+  for (const u of units) {
+    if (!u.changes?.resources.length) continue;
+    out.push(`changes of ${u.unit}: ${countsText(u.changes.counts)}`);
+    for (const [address, action] of u.changes.resources) out.push(`  ${SYMBOL[action].padEnd(3)}  ${address}`);
+  }
+  return out.length ? ['', ...out] : [];
 }
 
 /** `nyl runs logs`: a header per unit (`==> unit (result) <==`, as tail prints files), then its log. */

@@ -59,6 +59,11 @@ const driftRepair = described(
   'What reconcile does with drifted units: converge re-executes safe ones, manual leaves them',
 );
 
+const destructiveChanges = described(
+  z.enum(['approve', 'allow']),
+  'Terraform/OpenTofu plans that delete or replace resources: approve (default) waits for --approve or a reviewed plan token, allow applies them',
+);
+
 const sourceOrder = described(
   z.enum(['lenient', 'strict']),
   'A source commit that diverged from the recorded one (neither older nor newer): lenient applies it with a warning, strict refuses it',
@@ -78,6 +83,7 @@ export const EnvironmentSchema = described(
     description: z.optional(z.string()),
     group: described(z.optional(name), 'EnvironmentGroup this environment belongs to'),
     driftRepair: z.optional(driftRepair),
+    destructiveChanges: z.optional(destructiveChanges),
     sourceOrder: z.optional(sourceOrder),
     promotion: described(
       z.optional(
@@ -102,6 +108,7 @@ export const EnvironmentGroupSchema = described(
     name,
     description: z.optional(z.string()),
     driftRepair: z.optional(driftRepair),
+    destructiveChanges: z.optional(destructiveChanges),
     sourceOrder: z.optional(sourceOrder),
     promote: described(
       z.optional(z.array(name).check(z.minLength(2))),
@@ -195,12 +202,21 @@ const tfSpec = (binary: string) =>
     binary: described(z.optional(script()), `The CLI to run (default: ${binary}); a name on PATH or a path`),
   });
 
+/** Not in the spec: a setting about approval, which must not change the execution key. */
+const tfBase = {
+  ...unitBase,
+  destructiveChanges: described(
+    z.optional(destructiveChanges),
+    "This unit's deletes and replaces: approve waits for approval, allow applies them (default: the environment's)",
+  ),
+};
+
 export const OpenTofuSchema = described(
-  z.strictObject({ kind: z.literal('OpenTofu'), ...unitBase, spec: tfSpec('tofu') }),
+  z.strictObject({ kind: z.literal('OpenTofu'), ...tfBase, spec: tfSpec('tofu') }),
   'A unit that applies an OpenTofu module',
 );
 export const TerraformSchema = described(
-  z.strictObject({ kind: z.literal('Terraform'), ...unitBase, spec: tfSpec('terraform') }),
+  z.strictObject({ kind: z.literal('Terraform'), ...tfBase, spec: tfSpec('terraform') }),
   'A unit that applies a Terraform module',
 );
 

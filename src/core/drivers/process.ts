@@ -1,8 +1,8 @@
 import { closeSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { bashPath } from '../proc/bash.js';
-import { adoptGroup, dropGroup, signalGroup, spawnGroup } from '../proc/children.js';
+import { adoptGroup, dropGroup, signalGroup, signalLeader, spawnGroup } from '../proc/children.js';
 import { launchTool } from '../proc/spawner.js';
-import { forgetGuarded, noteGuarded, release } from '../proc/watchdog.js';
+import { forgetGuarded, noteGuarded, release, stopSent } from '../proc/watchdog.js';
 import { workPath } from '../proc/workdir.js';
 import type { Cancellation } from '../util/cancel.js';
 import { masker } from '../util/mask.js';
@@ -27,6 +27,12 @@ export interface ProcessOptions {
   liveUnit?: string;
   /** Signal sent first on cancel or timeout (tools with a graceful stop want SIGINT). */
   stopSignal?: NodeJS.Signals;
+  /**
+   * Who gets the stop signal: the whole process group (default), or the tool's own process alone
+   * (`leader`: terraform and tofu stop their providers themselves; a signal to the group kills them
+   * mid-create). SIGKILL at the end of the grace always goes to the group.
+   */
+  stopTarget?: 'group' | 'leader';
   /** Kept output of stdout+stderr (default 64 KiB): its head and its tail, the cut marked. */
   logBytes?: number;
   /** Stdout is data (`output -json`, a manifest, a check's detail): kept apart, up to this many bytes. */
@@ -154,7 +160,9 @@ class Echo {
 
 /**
  * One tool run: started by the helper (or by Node when the helper cannot), stopped on timeout
- * and cancellation (its stop signal to the group, SIGKILL after the grace), ended once.
+ * and cancellation (its stop signal to the group, SIGKILL after the grace), ended once. A
+ * leader-only tool (stopTarget `leader`: terraform, tofu) gets its stop signal alone and once,
+ * whatever signal nyl got; SIGKILL still goes to the group.
  */
 class ToolRun {
   private readonly t0 = Date.now();
@@ -163,6 +171,7 @@ class ToolRun {
   /** A script's bash is found once per process, and still calls itself `bash` ($0, its messages). */
   private readonly argv0: string | undefined;
   private readonly stopSignal: NodeJS.Signals;
+  private readonly leaderOnly: boolean;
   private pid: number | undefined;
   /** Started by the helper: nyl releases its group itself. */
   private helped = false;
@@ -191,6 +200,7 @@ class ToolRun {
     ];
     this.argv0 = opts.argv ? undefined : 'bash';
     this.stopSignal = opts.stopSignal ?? 'SIGTERM';
+    this.leaderOnly = opts.stopTarget === 'leader';
   }
 
   run(): Promise<ProcessResult> {
@@ -211,17 +221,28 @@ class ToolRun {
     }, this.opts.timeoutMs);
     this.unsubscribe = this.opts.cancellation?.onCancel((sig) => {
       this.cancelled = true;
-      this.stop(sig, grace);
+      // A leader-only tool gets its own stop signal whatever nyl got (terraform: SIGINT, its graceful stop).
+      this.stop(this.leaderOnly ? this.stopSignal : sig, grace);
     });
   }
 
   private send(sig: NodeJS.Signals): void {
     this.lastSignal = sig;
-    signalGroup(this.pid, sig);
+    this.signal(this.pid, sig);
+  }
+
+  /** To the group; a leader-only tool's stop signal to the tool alone, noted so the watchdog does not repeat it. */
+  private signal(pid: number | undefined, sig: NodeJS.Signals): void {
+    if (!this.leaderOnly || sig === 'SIGKILL') signalGroup(pid, sig);
+    else if (pid !== undefined) {
+      signalLeader(pid, sig);
+      stopSent(pid);
+    }
   }
 
   private stop(sig: NodeJS.Signals, graceMs: number): void {
-    this.send(sig);
+    // A timeout then a cancel: terraform takes a second SIGINT as "exit at once", losing state.
+    if (!(this.leaderOnly && this.lastSignal)) this.send(sig);
     this.killTimer ??= setTimeout(() => {
       this.send('SIGKILL');
       this.lostTimer = setTimeout(() => this.finish(null, 'SIGKILL'), LOST_MS);
@@ -280,7 +301,7 @@ class ToolRun {
 
   private onStart(p: number): void {
     this.pid = p;
-    if (this.lastSignal) signalGroup(p, this.lastSignal);
+    if (this.lastSignal) this.signal(p, this.lastSignal);
   }
 
   /** Through the tool helper; false when it cannot start tools here. */
@@ -295,6 +316,7 @@ class ToolRun {
         stdout: files.out ?? files.log,
         stderr: files.log,
         stopSignal: this.stopSignal,
+        stopTarget: this.opts.stopTarget,
       },
       {
         started: (p) => {
@@ -331,6 +353,7 @@ class ToolRun {
         stdio: ['ignore', outFd, logFd],
         guarded: 'tool',
         stopSignal: this.stopSignal,
+        stopTarget: this.opts.stopTarget,
         ...(this.argv0 ? { argv0: this.argv0 } : {}),
       });
     } catch (e) {
@@ -348,9 +371,10 @@ class ToolRun {
 
 /**
  * Runs a tool in its own process group (so signals reach every process it started), guarded by
- * the watchdog (so it ends when nyl dies), with a timeout and cancellation that signal the group,
- * then SIGKILL it after the grace window. Its output goes to files, never to a pipe nyl must keep
- * reading: a tool never blocks on, or dies of, a reader that went away. The tool helper starts it
+ * the watchdog (so it ends when nyl dies), with a timeout and cancellation that signal the group
+ * (or, stopTarget `leader`, the tool alone), then SIGKILL it after the grace window. Its output
+ * goes to files, never to a pipe nyl must keep reading: a tool never blocks on, or dies of, a
+ * reader that went away. The tool helper starts it
  * (proc/spawner.ts) so that Node does not fork itself per tool; Node spawns it itself only when
  * the helper cannot (no bash, Windows, an environment bash cannot set).
  */

@@ -1,7 +1,19 @@
+import { rm } from 'node:fs/promises';
+import type { PlannedChanges } from '../changes/model.js';
+import { workPath } from '../proc/workdir.js';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { notStartedResult } from './command.js';
-import type { Driver, ExecuteContext, ExecuteResult, RecoveryPolicy, VerifyResult } from './driver.js';
+import type {
+  Driver,
+  ExecuteContext,
+  ExecuteResult,
+  PlanOptions,
+  PlanResult,
+  RecoveryPolicy,
+  VerifyResult,
+} from './driver.js';
 import type { ProcessResult } from './process.js';
+import { planChanges } from './tf-show.js';
 import { lastLines, type StateLock, shellWord, stateLock, stripAnsi, type TfSpec, tfOutputs } from './tofu.js';
 import { type Step, tfSession } from './tofu-session.js';
 
@@ -28,21 +40,99 @@ function failureResult(ctx: ExecuteContext, defaultBinary: string, f: Step, log:
   };
 }
 
-/** init, workspace, apply, then `output -json`: the outputs (sensitive ones named, never kept). */
+/** A failed step of a plan: it changed nothing, whatever stopped it (a state lock is said as such). */
+function planFailure(ctx: ExecuteContext, defaultBinary: string, f: Step, log: string, durationMs: number): PlanResult {
+  const r = f.result;
+  const what = f.argv[1];
+  const cancelled = r.cancelled;
+  const base = { status: 'failed' as const, log, durationMs, ...(cancelled ? { cancelled } : {}) };
+  if (!r.started) return { ...base, reason: `${what} could not be started (${r.startError ?? 'spawn failed'})` };
+  if (r.timedOut) return { ...base, reason: `${what} timed out; nothing was applied` };
+  if (cancelled) return { ...base, reason: `run ${ctx.run} was cancelled during ${what}; nothing was applied` };
+  if (r.exitCode === null) return { ...base, reason: `${what} was killed by ${r.signal}; nothing was applied` };
+  const failed = failureResult(ctx, defaultBinary, f, log);
+  if (failed.status !== 'failed') return { ...base, reason: failed.status === 'uncertain' ? failed.reason : '' };
+  const exit = failed.exitCode !== undefined ? { exitCode: failed.exitCode } : {};
+  return { ...base, ...exit, reason: failed.reason, ...(failed.retryable ? {} : { retryable: false }) };
+}
+
+/**
+ * init, workspace, `plan -out`, then `show -json` of it: the changes. Kept in `opts.out` to be
+ * applied; speculative without (no state lock, the file removed).
+ */
+async function plan(ctx: ExecuteContext, defaultBinary: string, opts: PlanOptions): Promise<PlanResult> {
+  const started = Date.now();
+  const file = opts.out ?? workPath('speculative.tfplan');
+  try {
+    const s = await tfSession(ctx, defaultBinary, (c) => [c.planTo(file, !opts.out), c.show(file)]);
+    const durationMs = Date.now() - started;
+    if (s.failed) return planFailure(ctx, defaultBinary, s.failed, s.log, durationMs);
+    try {
+      const changes = planChanges(s.done[s.done.length - 1]?.result.stdout ?? '', ctx.mask);
+      return { status: 'planned', changes, log: s.log, durationMs };
+    } catch (e) {
+      return {
+        status: 'failed',
+        reason: `show -json was not readable: ${(e as Error).message}`,
+        log: s.log,
+        durationMs,
+      };
+    }
+  } finally {
+    if (!opts.out) await rm(file, { force: true });
+  }
+}
+
+/** A plan failed before an apply: nothing was applied, so the unit failed (retryable), never uncertain. */
+function notApplied(p: Extract<PlanResult, { status: 'failed' }>): ExecuteResult {
+  const exit = p.exitCode !== undefined ? { exitCode: p.exitCode } : {};
+  return {
+    status: 'failed',
+    reason: p.reason,
+    retryable: p.retryable ?? true,
+    ...exit,
+    log: p.log,
+    durationMs: p.durationMs,
+  };
+}
+
+/**
+ * Applies the saved plan (made by the engine, or here when there is none), then `output -json`:
+ * the outputs (sensitive ones named, never kept) and the changes applied.
+ */
 async function execute(ctx: ExecuteContext, defaultBinary: string): Promise<ExecuteResult> {
   const started = Date.now();
-  const s = await tfSession(ctx, defaultBinary, (c) => [c.apply as string[], c.output as string[]]);
-  if (s.failed) return failureResult(ctx, defaultBinary, s.failed, s.log);
+  let saved = ctx.saved;
+  if (!saved) {
+    const file = workPath('apply.tfplan');
+    const p = await plan(ctx, defaultBinary, { out: file });
+    if (p.status === 'failed') return notApplied(p);
+    saved = { file, changes: p.changes, log: p.log };
+  }
+  let log = saved.log ?? '';
+  const file = saved.file;
+  try {
+    const s = await tfSession(ctx, defaultBinary, (c) => [c.applyPlan(file), c.output], { setup: false });
+    log += s.log;
+    if (s.failed) return failureResult(ctx, defaultBinary, s.failed, log);
+    return applied(s.done[s.done.length - 1]?.result.stdout ?? '{}', saved.changes, log, Date.now() - started);
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/** An apply's result from its `output -json`: outputs, sensitive ones named, and what it changed. */
+function applied(json: string, changes: PlannedChanges, log: string, durationMs: number): ExecuteResult {
   let parsed: ReturnType<typeof tfOutputs>;
   try {
-    parsed = tfOutputs(s.done[s.done.length - 1]?.result.stdout ?? '{}');
+    parsed = tfOutputs(json);
   } catch (e) {
     // Applied, but its outputs cannot be read: not a receipt, and not a clean failure either.
     return {
       status: 'uncertain',
       reason: `apply finished but output -json was not readable: ${(e as Error).message}`,
-      log: s.log,
-      durationMs: Date.now() - started,
+      log,
+      durationMs,
     };
   }
   const { outputs, sensitive } = parsed;
@@ -50,29 +140,51 @@ async function execute(ctx: ExecuteContext, defaultBinary: string): Promise<Exec
     status: 'succeeded',
     outputs,
     artifacts: sensitive.length ? { sensitiveOutputs: sensitive.join(',') } : {},
-    log: s.log,
-    durationMs: Date.now() - started,
+    log,
+    durationMs,
+    changes,
   };
 }
 
-/** `plan -detailed-exitcode`: 0 in sync, 2 drifted (the plan's summary), else unknown. */
+/**
+ * `plan -detailed-exitcode`, kept to read it with `show -json`: 0 in sync, 2 drifted (the plan's
+ * summary, and the resources it would change to put them back), else unknown.
+ */
 async function verify(ctx: ExecuteContext, defaultBinary: string): Promise<VerifyResult> {
-  const s = await tfSession(ctx, defaultBinary, (c) => [c.plan as string[]]);
-  if (s.failed) {
-    const lock = stateLock(s.failed.result.tail);
-    return {
-      state: 'unknown',
-      detail: lock
-        ? `state locked (lock ID ${lock.id})`
-        : `${s.failed.argv[1]} exited with ${s.failed.result.exitCode}: ${lastLines(ctx.mask(s.failed.result.tail), 3)}`,
-    };
+  const file = workPath('verify.tfplan');
+  try {
+    const s = await tfSession(ctx, defaultBinary, (c) => [[...c.plan, `-out=${file}`], c.show(file)]);
+    const planStep = s.done.find((d) => d.argv[1] === 'plan') ?? s.failed;
+    if (s.failed && s.failed.argv[1] !== 'show') return verifyUnknown(ctx, s.failed);
+    const plan = planStep?.result as ProcessResult;
+    if (plan.exitCode === 0) return { state: 'in-sync', detail: '' };
+    const lines = ctx.mask(stripAnsi(plan.stdout)).split('\n');
+    const found = lines.filter((l) => /^\s*# .* (will|must) be /.test(l)).map((l) => l.trim().replace(/^# /, ''));
+    const summary = lines.find((l) => /^Plan: \d+ to add/.test(l.trim()))?.trim() ?? 'changes planned';
+    const changes = s.failed ? undefined : readChanges(s.done[s.done.length - 1]?.result.stdout, ctx.mask);
+    return { state: 'drifted', detail: [summary, ...found.slice(0, 10)].join('\n'), ...(changes ? { changes } : {}) };
+  } finally {
+    await rm(file, { force: true });
   }
-  const plan = s.done[s.done.length - 1]?.result as ProcessResult;
-  if (plan.exitCode === 0) return { state: 'in-sync', detail: '' };
-  const lines = ctx.mask(stripAnsi(plan.stdout)).split('\n');
-  const changes = lines.filter((l) => /^\s*# .* (will|must) be /.test(l)).map((l) => l.trim().replace(/^# /, ''));
-  const summary = lines.find((l) => /^Plan: \d+ to add/.test(l.trim()))?.trim() ?? 'changes planned';
-  return { state: 'drifted', detail: [summary, ...changes.slice(0, 10)].join('\n') };
+}
+
+function verifyUnknown(ctx: ExecuteContext, f: Step): VerifyResult {
+  const lock = stateLock(f.result.tail);
+  return {
+    state: 'unknown',
+    detail: lock
+      ? `state locked (lock ID ${lock.id})`
+      : `${f.argv[1]} exited with ${f.result.exitCode}: ${lastLines(ctx.mask(f.result.tail), 3)}`,
+  };
+}
+
+/** The changes of a `show -json`, or none when it cannot be read (the text summary still says what drifted). */
+function readChanges(json: string | undefined, mask: (s: string) => string): PlannedChanges | undefined {
+  try {
+    return json ? planChanges(json, mask) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function destroy(ctx: ExecuteContext, defaultBinary: string): Promise<ExecuteResult> {
@@ -90,6 +202,7 @@ function tfDriver(kind: 'OpenTofu' | 'Terraform', defaultBinary: string): Driver
       return 'converge';
     },
     execute: (ctx) => execute(ctx, defaultBinary),
+    plan: (ctx, opts) => plan(ctx, defaultBinary, opts),
     verify: (ctx) => verify(ctx, defaultBinary),
     destroy: (ctx) => destroy(ctx, defaultBinary),
   };

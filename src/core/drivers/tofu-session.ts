@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { ExecuteContext } from './driver.js';
 import { type ProcessResult, runProcess } from './process.js';
-import { stripAnsi, type TfSpec, tfCommands } from './tofu.js';
+import { stripAnsi, type TfCommands, type TfSpec, tfCommands } from './tofu.js';
 
 /** One command of a session and what it came to. */
 export interface Step {
@@ -13,7 +13,7 @@ export interface Step {
 
 const failedStep = (s: Step) => !s.result.started || s.result.exitCode !== 0 || s.result.timedOut || s.result.cancelled;
 
-type Commands = ReturnType<typeof tfCommands>;
+type Commands = TfCommands;
 
 /** What every command of a session gets: the binary's commands and the tools' environment. */
 interface Setup {
@@ -57,16 +57,22 @@ async function runStep(ctx: ExecuteContext, s: Setup, argv: string[]): Promise<S
     timeoutMs: Math.max(1, s.deadline - Date.now()),
     cancellation: ctx.cancellation,
     liveUnit: ctx.unit.name,
-    stopSignal: 'SIGINT', // the tools' graceful stop: they release their state lock
-    // output -json is data; plan's stdout is the drift detail.
-    stdoutBytes: argv[1] === 'output' ? 64 * 1024 * 1024 : argv[1] === 'plan' ? 1024 * 1024 : undefined,
+    // The tools' graceful stop (they release their state lock and stop their providers), sent to
+    // the tool alone: a signal to its group would reach the providers, which die of SIGTERM.
+    stopSignal: 'SIGINT',
+    stopTarget: 'leader',
+    // output -json and show -json are data; plan's stdout is the drift detail.
+    stdoutBytes: DATA.has(argv[1] as string) ? 64 * 1024 * 1024 : argv[1] === 'plan' ? 1024 * 1024 : undefined,
   });
   return { argv, result };
 }
 
-/** What a step adds to the log: `output -json` prints sensitive values, and is never logged. */
+/** Commands whose stdout is JSON that holds values, sensitive ones too: read, never logged. */
+const DATA = new Set(['output', 'show']);
+
+/** What a step adds to the log: `output -json` and `show -json` print sensitive values, and are never logged. */
 function logOf(ctx: ExecuteContext, { argv, result }: Step): string {
-  if (argv[1] === 'output') return '';
+  if (DATA.has(argv[1] as string)) return '';
   const plan = argv[1] === 'plan' ? ctx.mask(stripAnsi(result.stdout)) : '';
   return `$ ${argv.join(' ')}\n${ctx.mask(stripAnsi(result.tail))}${plan}`;
 }
@@ -84,19 +90,22 @@ function fine(s: Setup, { argv, result }: Step): boolean {
 
 /**
  * init, workspace, then `steps`, in the module directory, within the unit's timeout; stops at
- * the first failing step. The var file lives in a private temporary folder.
+ * the first failing step. The var file lives in a private temporary folder. A saved plan's apply
+ * skips init and workspace: the plan was made in this working directory as it is.
  */
 export async function tfSession(
   ctx: ExecuteContext,
   defaultBinary: string,
   steps: (cmds: Commands) => string[][],
+  opts: { setup?: boolean } = {},
 ): Promise<{ log: string; done: Step[]; failed?: Step }> {
   const dir = await mkdtemp(join(tmpdir(), 'nyl-tf-'));
   let log = '';
   try {
     const s = await setUp(ctx, defaultBinary, dir);
     const done: Step[] = [];
-    for (const argv of [s.cmds.init, s.cmds.workspace, ...steps(s.cmds)]) {
+    const setup = opts.setup === false ? [] : [s.cmds.init, s.cmds.workspace];
+    for (const argv of [...setup, ...steps(s.cmds)]) {
       if (!argv) continue;
       const step = await runStep(ctx, s, argv);
       log += logOf(ctx, step);

@@ -11,30 +11,54 @@ export interface TfSpec {
   binary?: string;
 }
 
+/** The command lines of a unit's session; those of a saved plan take its file. */
+export interface TfCommands {
+  init: string[];
+  workspace: string[] | undefined;
+  output: string[];
+  plan: string[];
+  destroy: string[];
+  /** A plan kept in `file`; speculative ones take no state lock, so they never stop an apply. */
+  planTo: (file: string, speculative: boolean) => string[];
+  /** The saved plan as JSON (values included: read, never logged). */
+  show: (file: string) => string[];
+  /** Applies exactly the saved plan (it holds the variables: no var file is given again). */
+  applyPlan: (file: string) => string[];
+}
+
 /**
  * The command lines a unit runs, in order. Variables only ever travel in a var file (written by
  * Nyl, JSON), so no value can become an argument or shell code.
  */
-export function tfCommands(
-  binary: string,
-  spec: TfSpec,
-  root: string,
-  nylVarFile: string | undefined,
-): Record<'init' | 'workspace' | 'apply' | 'output' | 'plan' | 'destroy', string[] | undefined> {
+export function tfCommands(binary: string, spec: TfSpec, root: string, nylVarFile: string | undefined): TfCommands {
   const varFiles = [
     ...(spec.varFiles ?? []).map((f) => `-var-file=${join(root, f)}`),
     ...(nylVarFile ? [`-var-file=${nylVarFile}`] : []),
   ];
+  // applyArgs shape what is applied (-target, -replace, -refresh=false, -parallelism): with a saved
+  // plan that is decided when planning, so they go to the plan (-auto-approve is apply's alone).
+  const planArgs = (spec.applyArgs ?? []).filter((a) => !/^--?auto-approve(=.*)?$/.test(a));
   // -no-color: the tools colour their output even into a pipe, and logs and parsing want plain text.
   return {
     init: [binary, 'init', '-input=false', '-no-color', ...(spec.initArgs ?? [])],
     // Created if missing; selected per process with TF_WORKSPACE (see tfEnv), never by `workspace
     // select`, whose choice is a file in the module folder that units sharing it would fight over.
     workspace: spec.workspace ? [binary, 'workspace', 'new', spec.workspace] : undefined,
-    apply: [binary, 'apply', '-auto-approve', '-input=false', '-no-color', ...varFiles, ...(spec.applyArgs ?? [])],
     output: [binary, 'output', '-json', '-no-color'],
     plan: [binary, 'plan', '-detailed-exitcode', '-input=false', '-no-color', ...varFiles],
     destroy: [binary, 'destroy', '-auto-approve', '-input=false', '-no-color', ...varFiles],
+    planTo: (file, speculative) => [
+      binary,
+      'plan',
+      '-input=false',
+      '-no-color',
+      `-out=${file}`,
+      ...(speculative ? ['-lock=false'] : []),
+      ...varFiles,
+      ...planArgs,
+    ],
+    show: (file) => [binary, 'show', '-json', '-no-color', file],
+    applyPlan: (file) => [binary, 'apply', '-auto-approve', '-input=false', '-no-color', file],
   };
 }
 

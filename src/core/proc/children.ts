@@ -1,5 +1,5 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
-import { guard, release } from './watchdog.js';
+import { guard, type ListedGroup, release, type StopTarget } from './watchdog.js';
 
 /**
  * Every process nyl starts (git and tools) runs in a process group of its own — so a terminal's
@@ -24,15 +24,20 @@ export function dropGroup(pgid: number): void {
 export function spawnGroup(
   cmd: string,
   args: string[],
-  opts: SpawnOptions & { guarded?: 'tool' | 'git'; stopSignal?: NodeJS.Signals; endGently?: boolean },
+  opts: SpawnOptions & {
+    guarded?: 'tool' | 'git';
+    stopSignal?: NodeJS.Signals;
+    stopTarget?: StopTarget;
+    endGently?: boolean;
+  },
 ): ChildProcess {
-  const { guarded, stopSignal, endGently: soft, ...spawnOpts } = opts;
+  const { guarded, stopSignal, stopTarget, endGently: soft, ...spawnOpts } = opts;
   const child = spawn(cmd, args, { ...spawnOpts, detached: true });
   const pid = child.pid;
   if (pid === undefined) return child; // it failed to start: its 'error' event says why
   live.add(child);
   if (soft) gentle.add(child);
-  if (guarded) guard(pid, stopSignal, guarded);
+  if (guarded) guard(pid, stopSignal, guarded, stopTarget);
   child.once('exit', () => {
     live.delete(child);
     gentle.delete(child);
@@ -75,6 +80,22 @@ export function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void 
       /* gone */
     }
   }
+}
+
+/** Signals a group's leader alone (terraform, tofu: the tool, not the providers it runs); quiet when it is gone. */
+export function signalLeader(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* gone */
+  }
+}
+
+/** Sends a listed group its stop signal: to its leader alone when it is leader-only, else to the group. */
+export function signalStop(g: Pick<ListedGroup, 'pgid' | 'signal' | 'leader'>): void {
+  if (g.leader) signalLeader(g.pgid, g.signal);
+  else signalGroup(g.pgid, g.signal);
 }
 
 /** Ends every child still running: the last thing every exit path of nyl does. */

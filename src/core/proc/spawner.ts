@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { bashPath, helperShellEnv, SHELL_SENSITIVE } from './bash.js';
-import { watchdogLog } from './watchdog.js';
+import { type StopTarget, stopWords, watchdogLog } from './watchdog.js';
 
 /**
  * Tool helpers: long-lived bash processes that start every tool, so that Node never forks its own
@@ -12,10 +12,10 @@ import { watchdogLog } from './watchdog.js';
  * ever ran at once. Nyl writes a helper one request per tool on stdin (a byte count, then bash code
  * that sets the request's variables, each word quoted by `quote`). The helper forks a child that
  * enters the folder, opens the output files (mode 0600), sets the environment, appends its
- * process group to the watchdog's log itself (watchdog.ts) — so a nyl killed at any moment leaves
- * no unguarded tool: the watchdog reads the log back once nyl is gone, and a child that finds nyl
- * gone after writing its line starts nothing — and execs the tool in that group of its own (job
- * control); the helper waits for it. On stdout, a line each:
+ * process group to the watchdog's log itself (`+PGID SIG [leader]`, watchdog.ts) — so a nyl
+ * killed at any moment leaves no unguarded tool: the watchdog reads the log back once nyl is
+ * gone, and a child that finds nyl gone after writing its line starts nothing — and execs the
+ * tool in that group of its own (job control); the helper waits for it. On stdout, a line each:
  *
  *   P <id> <pid>        started (pid = its process group)
  *   E <id> <why>        not started (cwd, ENOENT, EACCES, open, env, gone): it made no effect
@@ -61,6 +61,7 @@ __nyl_start() {
        __nyl_p=$__nyl_f ;;
   esac
   [ -f "$__nyl_p" ] && [ -x "$__nyl_p" ] || __nyl_fail EACCES
+  # __nyl_s: the stop signal, then "leader" when the tool alone gets it (watchdog.ts).
   printf '+%s %s\\n' "$BASHPID" "$__nyl_s" >> "$__nyl_log"
   kill -0 "$__nyl_nyl" || __nyl_fail gone
   printf 'P %s %s\\n' "$__nyl_i" "$BASHPID"
@@ -94,8 +95,10 @@ export interface Launch {
   /** Files for its stdout and stderr (one path for both: one log). */
   stdout: string;
   stderr: string;
-  /** The signal the watchdog sends its group first should nyl die. */
+  /** The signal the watchdog sends its group first should nyl die… */
   stopSignal: NodeJS.Signals;
+  /** …to the group (default) or to the tool alone (`leader`: terraform, tofu). */
+  stopTarget?: StopTarget;
 }
 
 export interface LaunchEvents {
@@ -356,7 +359,7 @@ export function launchTool(req: Launch, ev: LaunchEvents): boolean {
   const id = ++nextId;
   const body =
     `__nyl_i=${id};__nyl_d=${quote(req.cwd)};__nyl_o=${quote(req.stdout)};__nyl_e=${quote(req.stderr)};` +
-    `__nyl_s=${req.stopSignal.replace(/^SIG/, '')};__nyl_n=${quote(req.argv0 ?? (req.argv[0] as string))};` +
+    `__nyl_s=${quote(stopWords(req.stopSignal, req.stopTarget))};__nyl_n=${quote(req.argv0 ?? (req.argv[0] as string))};` +
     `__nyl_a=(${req.argv.map(quote).join(' ')});__nyl_x=(${env.x.map(quote).join(' ')});__nyl_u=(${env.u.join(' ')})\n`;
   helper.run({ id, req, ev }, body);
   return true;

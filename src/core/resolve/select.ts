@@ -12,6 +12,8 @@ export interface Selection {
   environment: string;
   prefix: string;
   driftRepair: 'converge' | 'manual';
+  /** Terraform/OpenTofu deletes and replaces: wait for a person (approve) or apply (allow); a unit may say otherwise. */
+  destructiveChanges: 'approve' | 'allow';
   /** What a source commit diverged from the recorded one gets: applied with a warning, or refused. */
   sourceOrder: 'lenient' | 'strict';
   /** The promotion gate: environments that must have the source recorded (and verified) first. */
@@ -70,6 +72,7 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
     environment,
     prefix: env.doc.coordinationRefPrefix ?? group?.doc.coordinationRefPrefix ?? DEFAULT_PREFIX,
     driftRepair: env.doc.driftRepair ?? group?.doc.driftRepair ?? 'converge',
+    destructiveChanges: env.doc.destructiveChanges ?? group?.doc.destructiveChanges ?? 'approve',
     sourceOrder: env.doc.sourceOrder ?? group?.doc.sourceOrder ?? 'lenient',
     ...promotionOf(cfg, environment),
     ...expanded,
@@ -117,4 +120,10 @@ export function dependantsOf(units: Map<string, UnitConfig>, names: string | Ite
         todo.push(m);
       }
   return out;
+}
+
+/** Whether a unit's plan may delete or replace resources without a person approving it. */
+export function allowsDestructive(sel: Selection, unit: string): boolean {
+  const doc = sel.units.get(unit)?.doc as { destructiveChanges?: 'approve' | 'allow' } | undefined;
+  return (doc?.destructiveChanges ?? sel.destructiveChanges) === 'allow';
 }

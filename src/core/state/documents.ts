@@ -1,4 +1,5 @@
 /** The JSON documents Nyl keeps in ref trees; every one carries a schema version. See docs/git-storage.md. */
+import type { RecordedChanges } from '../changes/model.js';
 
 export interface Holder {
   /** `user@host` */
@@ -69,8 +70,10 @@ export interface UnitResult {
   kind?: string;
   durationMs?: number;
   exitCode?: number;
-  /** The failure text or why it is uncertain (masked, bounded). */
+  /** The failure text, why it is uncertain, or why it waits for approval (masked, bounded). */
   reason?: string;
+  /** Kinds that plan: the resource changes it applied, or that wait for approval. */
+  changes?: RecordedChanges;
 }
 
 export interface RunRecord {
@@ -132,6 +135,8 @@ export interface Receipt {
   attempts?: number;
   /** The identities of the files it applied (path: object id in its source commit); absent from a receipt of a nyl before file keys. */
   files?: Record<string, string>;
+  /** Kinds that plan (Terraform, OpenTofu): the resource changes it applied. */
+  changes?: RecordedChanges;
 }
 
 export interface Condition {
@@ -174,6 +179,8 @@ export interface Checkpoint {
   attempts?: number;
   /** The identities of the files of the document it executed (see Receipt). */
   files?: Record<string, string>;
+  /** Kinds that plan: the resource changes it applied (see Receipt). */
+  changes?: RecordedChanges;
 }
 
 /** A unit's observed state: last receipt, condition and observations. */
@@ -187,7 +194,14 @@ export interface ObservedUnit {
   /** Run that last changed this document. */
   lastRun: string;
   /** Latest drift observation by `nyl verify`, about the receipt with `receiptKey`. */
-  drift?: { state: 'in-sync' | 'drifted' | 'unknown'; detail: string; at: string; receiptKey: string };
+  drift?: {
+    state: 'in-sync' | 'drifted' | 'unknown';
+    detail: string;
+    at: string;
+    receiptKey: string;
+    /** Kinds that plan: the resources that drifted, as the actions that would put them back. */
+    resources?: RecordedChanges['resources'];
+  };
   /** Latest health observation a driver reported. */
   health?: { state: string; detail: string; at: string };
   /** Attestations a driver reported at the last verify (e.g. digests, versions). */

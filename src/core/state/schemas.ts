@@ -109,6 +109,13 @@ export const RunRecordSchema = z.looseObject({
   attempts: opt(z.record(str, attempts)),
 });
 
+const ACTIONS = ['create', 'update', 'replace', 'delete', 'read', 'forget'] as const;
+const resourceList = z.array(z.tuple([str, z.enum(ACTIONS)]));
+const changes = z.looseObject({
+  counts: z.looseObject({ create: num, update: num, replace: num, delete: num, read: num }),
+  resources: resourceList,
+});
+
 export const CheckpointSchema = z.looseObject({
   schema: z.literal('nyl.checkpoint/v1'),
   name: str,
@@ -126,6 +133,7 @@ export const CheckpointSchema = z.looseObject({
   retryable: opt(z.boolean()),
   attempts: opt(attempts),
   files: opt(strings),
+  changes: opt(changes),
 });
 
 const receipt = z.looseObject({
@@ -138,6 +146,7 @@ const receipt = z.looseObject({
   artifacts: strings,
   attempts: opt(attempts),
   files: opt(strings),
+  changes: opt(changes),
 });
 
 const condition = z.looseObject({
@@ -163,7 +172,13 @@ export const ObservedUnitSchema = z.looseObject({
   condition: opt(condition),
   lastRun: str,
   drift: opt(
-    z.looseObject({ state: z.enum(['in-sync', 'drifted', 'unknown']), detail: str, at: time, receiptKey: str }),
+    z.looseObject({
+      state: z.enum(['in-sync', 'drifted', 'unknown']),
+      detail: str,
+      at: time,
+      receiptKey: str,
+      resources: opt(resourceList),
+    }),
   ),
   health: opt(z.looseObject({ state: str, detail: str, at: time })),
   attestations: opt(strings),

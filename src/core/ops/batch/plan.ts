@@ -40,7 +40,9 @@ function configDigest(sel: Selection): string {
 export async function planEach(ctx: OpContext, cfg: Config, envs: string[], failed: boolean): Promise<EnvPlan[]> {
   const out: EnvPlan[] = [];
   for (const environment of envs) {
-    const report = await plan(ctx, { environment, ...(failed ? { failed } : {}) });
+    // At the unit level: a batch reconciles each environment with its token, whose Terraform and
+    // OpenTofu units plan in their waves (their deletes and replaces then wait for --approve).
+    const report = await plan(ctx, { environment, resources: { run: false }, ...(failed ? { failed } : {}) });
     const sel = selectEnvironment(cfg, environment);
     out.push({
       environment,

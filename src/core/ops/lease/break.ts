@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { RefUpdate } from '../../git/repo.js';
-import { groupAlive, groupsListedIn } from '../../proc/watchdog.js';
+import { groupAlive, type ListedGroup, stopsListedIn } from '../../proc/watchdog.js';
 import type { LeaseDoc, RunRecord } from '../../state/documents.js';
 import { FILES } from '../../state/documents.js';
 import { currentHolder, holderText, type LeaseVerdict, leaseVerdict } from '../../state/lease.js';
@@ -61,12 +61,12 @@ export async function leaseBreak(ctx: OpContext, opts: { environment: string; re
     problems.push(
       problem(
         'NYL-TOOLS-RUNNING',
-        `run ${held.run} ran on this host, and its tools still run in process groups ${tools.alive.join(', ')}: the next run would start its units on top of them`,
+        `run ${held.run} ran on this host, and its tools still run in process groups ${tools.alive.map((g) => g.pgid).join(', ')}: the next run would start its units on top of them`,
         {
           severity: 'warning',
           subject: held.run,
           exit: Exit.ok,
-          fix: `stop them before the next run: \`kill -TERM -- ${tools.alive.map((g) => `-${g}`).join(' ')}\``,
+          fix: `stop them before the next run: ${stopAdvice(tools.alive)}`,
         },
       ),
     );
@@ -177,14 +177,34 @@ function heldLease(state: EnvState, v: LeaseVerdict, replaced: Unreadable[], now
 
 /**
  * On the host where the broken run ran, whether its tools are gone: the process groups its record
- * names and its watchdog still lists. (Run elsewhere, nothing can be told from here.)
+ * names and its watchdog still lists, with how each is stopped. (Run elsewhere, nothing can be
+ * told from here.)
  */
-function toolsOf(record: RunRecord | undefined): { fact?: string; alive: number[] } {
+function toolsOf(record: RunRecord | undefined): { fact?: string; alive: ListedGroup[] } {
   const sup = record?.supervisor;
   if (!sup || sup.host !== hostname()) return { alive: [] };
-  const listed = sup.groupsFile ? groupsListedIn(sup.groupsFile) : [];
-  const groups = [...new Set([...(record?.processGroups ?? []), ...listed])];
-  const alive = groups.filter(groupAlive);
-  if (alive.length) return { fact: `still running on this host (process groups ${alive.join(', ')})`, alive };
+  const listed = new Map((sup.groupsFile ? stopsListedIn(sup.groupsFile) : []).map((g) => [g.pgid, g]));
+  const plain = (pgid: number): ListedGroup => ({ pgid, signal: 'SIGTERM', leader: false, sent: false });
+  const groups = [...new Set([...(record?.processGroups ?? []), ...listed.keys()])];
+  const alive = groups.filter(groupAlive).map((g) => listed.get(g) ?? plain(g));
+  const pgids = alive.map((g) => g.pgid).join(', ');
+  if (alive.length) return { fact: `still running on this host (process groups ${pgids})`, alive };
   return { fact: 'gone (it ran on this host)', alive };
+}
+
+/**
+ * The commands that stop them: SIGTERM to a group; terraform and tofu (leader-only) SIGINT to the
+ * tool alone (its providers die of SIGTERM, mid-change), once (a second makes it exit at once, so
+ * not when the watchdog sent it), and SIGKILL to their group if they outlive the grace.
+ */
+function stopAdvice(alive: ListedGroup[]): string {
+  const groups = alive.filter((g) => !g.leader).map((g) => `-${g.pgid}`);
+  const tools = alive.filter((g) => g.leader);
+  const interrupt = tools.filter((g) => !g.sent).map((g) => `${g.pgid}`);
+  const parts: string[] = [];
+  if (groups.length) parts.push(`\`kill -TERM -- ${groups.join(' ')}\``);
+  if (interrupt.length) parts.push(`\`kill -INT -- ${interrupt.join(' ')}\` (terraform or tofu: the tool alone, once)`);
+  if (tools.length)
+    parts.push(`\`kill -KILL -- ${tools.map((g) => `-${g.pgid}`).join(' ')}\` if still running after the grace`);
+  return parts.join('; ');
 }

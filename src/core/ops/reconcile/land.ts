@@ -1,3 +1,4 @@
+import { isDestructive } from '../../changes/counts.js';
 import type { DesiredUnit } from '../../resolve/desired.js';
 import type { ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS, RESOLUTION_TIMEOUT_MS } from '../../state/lease.js';
@@ -143,7 +144,10 @@ function rowsOf(l: LandInput, ex: Executed): UnitRow[] {
 async function messageOf(l: LandInput, ex: Executed, rows: UnitRow[]): Promise<string> {
   const done = (n: string) => ['executed', 'recovered'].includes(ex.outcomes.get(n)?.row.result ?? '');
   const ran = (why: string) => [...ex.executions].filter(([n, e]) => e.why === why && done(n)).map(([n]) => n);
-  const approved = [...ex.executions].filter(([n, e]) => e.approvedBy && done(n)).map(([n]) => n);
+  // Approved: unsafe re-runs, and deletes or replaces of a plan (--approve).
+  const destroyed = (n: string) =>
+    l.scope.approved.has(n) && !!ex.outcomes.get(n)?.row.changes?.resources.some(isDestructive);
+  const approved = [...ex.executions].filter(([n, e]) => (e.approvedBy || destroyed(n)) && done(n)).map(([n]) => n);
   const sig = await l.ctx.repo.signature();
   const by = `${sig.name} <${sig.email}>`;
   const older = l.verdict?.olderSource;

@@ -1,4 +1,4 @@
-import type { UnitRow } from '../workspace/report.js';
+import type { ReviewedPlan } from '../plan/token.js';
 
 export interface ReconcileOptions {
   environment: string;
@@ -9,8 +9,11 @@ export interface ReconcileOptions {
   reapply?: { units: string[]; reason: string };
   /** --plan: execute exactly the plan this token names, or refuse a stale one. */
   plan?: string;
-  /** The rows the plan showed, when known (a PR comment): a stale plan names the units that changed. */
-  planRows?: Pick<UnitRow, 'unit' | 'result' | 'executionKey'>[];
+  /**
+   * The plan as reviewed, when kept (a plan file, a PR comment): its rows name the units that
+   * changed, its resource changes the resources.
+   */
+  reviewed?: ReviewedPlan;
   /** --allow-older-source --reason: apply a source older than the recorded one, on purpose. */
   allowOlderSource?: { reason: string };
   /** --failed: run the failed (and converging uncertain) units and their dependants, nothing else. */

@@ -14,6 +14,7 @@ import { type LandInput, landCancelled, landTransition } from './land.js';
 import { DEFAULT_PARALLELISM, type ReconcileOptions } from './options.js';
 import { landedPlan } from './replay.js';
 import { runReport } from './report.js';
+import { planReviewed } from './reviewed-changes.js';
 import { decideUpfront, selectScope } from './scope.js';
 import { staticRow } from './task.js';
 import { executeWaves } from './waves.js';
@@ -106,6 +107,11 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     { source: cfg.source, state: 'claimed', phase: 'resolution', executing: [] },
     RESOLUTION_TIMEOUT_MS + GRACE_MS,
   );
+  // A reviewed plan's Terraform/OpenTofu units planned again and compared, before anything is taken.
+  const prePlanned = await planReviewed(ctx, sel, scope.current, opts, started.run).catch(async (e) => {
+    await recordRefusal(ctx, e, source.loaded());
+    throw e;
+  });
   const writer = new RunWriter(started.session, started.record, ctx.now);
   if (opts.plan) writer.record.plan = opts.plan;
   if (scope.recovery)
@@ -129,6 +135,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     opts,
     verdict: source.verdict(),
     problems,
+    prePlanned,
   };
   try {
     const executed = await executeWaves(input);

@@ -4,6 +4,7 @@ import type { Evaluation } from '../evaluate/evaluate.js';
 import type { ImportResult } from '../recovery/import-result.js';
 import type { RunWriter } from '../runs/writer.js';
 import type { OpContext } from '../workspace/workspace.js';
+import type { PrePlanned } from './reviewed-changes.js';
 import type { Scope } from './scope.js';
 import type { Outcome } from './task.js';
 
@@ -21,6 +22,8 @@ export interface RunInput {
   writer: RunWriter;
   source: string;
   parallelism: number;
+  /** The reviewed plan's Terraform/OpenTofu plans, made and checked before the run (reviewed-changes.ts). */
+  prePlanned: Map<string, PrePlanned>;
 }
 
 /** What the waves did: each unit's outcome, why the executed ones ran, the log tails to keep. */

@@ -4,7 +4,8 @@ import type { EnvState } from '../../state/read.js';
 import { NylError } from '../../util/errors.js';
 import type { DecideOptions } from '../evaluate/decide.js';
 import { type EvaluatedUnit, evaluateAll } from '../evaluate/evaluate.js';
-import { checkToken, computePlan } from '../plan/plan.js';
+import { computePlan, type Plan } from '../plan/compute.js';
+import { checkToken } from '../plan/stale.js';
 import { configChanged, type RecoverySelection, recoveryOptions, recoverySelection } from '../recovery/selection.js';
 import { desiredFiles, sameFiles } from '../transition/documents.js';
 import type { UnitRow } from '../workspace/report.js';
@@ -22,6 +23,10 @@ export interface Scope {
   removed: UnitRow[];
   /** A recovery run's selection (--failed, --from): what it may execute. */
   recovery?: RecoverySelection;
+  /** With --plan: the plan as it stands now, equal to the reviewed one at the unit level. */
+  current?: Plan;
+  /** --approve: units a person approved (re-running unsafely, or their plan's deletes and replaces). */
+  approved: Set<string>;
 }
 
 /** The select phase: named units exist, an approved plan is still the plan, what left is listed. */
@@ -41,9 +46,10 @@ export function selectScope(
   const recovery = recoverySelection(sel, state, ask);
   if (recovery?.changed.length && !opts.allowConfigChange) throw new NylError(configChanged(sel, recovery, 'error'));
   let planned: Map<string, string> | undefined;
+  let current: Plan | undefined;
   if (opts.plan) {
-    const current = computePlan(sel, recorded, now, ask);
-    const stale = checkToken(env, opts.plan, current, opts.planRows);
+    current = computePlan(sel, recorded, now, ask);
+    const stale = checkToken(env, opts.plan, current, opts.reviewed?.rows);
     if (stale) throw new NylError(stale);
     planned = new Map(current.rows.map((r) => [r.unit, r.result]));
   }
@@ -53,7 +59,8 @@ export function selectScope(
     reapply: new Set(reapply),
     planApproved: planned !== undefined,
   });
-  return { decide, planned, plan: opts.plan, removed: removedRows(sel, state), recovery };
+  const approved = new Set(approve);
+  return { decide, planned, plan: opts.plan, removed: removedRows(sel, state), recovery, current, approved };
 }
 
 export function removedRows(sel: Selection, state: EnvState): UnitRow[] {

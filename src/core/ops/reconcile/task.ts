@@ -1,4 +1,6 @@
-import type { ExecuteContext, ExecuteResult, InspectResult } from '../../drivers/driver.js';
+import { countsText, recordedChanges, unitChanges } from '../../changes/counts.js';
+import type { PlannedChanges } from '../../changes/model.js';
+import type { ExecuteContext, ExecuteResult, InspectResult, SavedPlan } from '../../drivers/driver.js';
 import { driverFor } from '../../drivers/index.js';
 import { type DesiredUnit, withFiles } from '../../resolve/desired.js';
 import type { Checkpoint, Condition, ObservedUnit, Receipt } from '../../state/documents.js';
@@ -31,6 +33,10 @@ export interface Task {
   revision?: string;
   /** The files that changed since its receipt, when that is why it runs: its row says so. */
   change?: Change;
+  /** Kinds that plan: the plan its first attempt applies (planWave). */
+  saved?: SavedPlan;
+  /** That plan is the reviewed one (its deletes and replaces approved by the review). */
+  reviewed?: boolean;
 }
 
 /**
@@ -112,6 +118,14 @@ export function staticRow(unit: string, kind: string, e: Evaluation): UnitRow {
   }
 }
 
+/** An executed row's detail (why, and the resource changes it applied) and its changes. */
+function executedDetail(t: Task, changes: PlannedChanges | undefined): Pick<UnitRow, 'detail' | 'changes'> {
+  const why = t.change ? whyText({ why: 'changed', change: t.change }) : '';
+  if (!changes) return { detail: why };
+  const c = unitChanges(changes);
+  return { detail: [why, countsText(c.counts)].filter(Boolean).join('; '), changes: c };
+}
+
 /** What an execution's result records: a receipt, or a condition (failed or uncertain). */
 export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, source: string): Outcome {
   const at = isoTime(now);
@@ -134,13 +148,14 @@ export function outcomeOf(t: Task, r: ExecuteResult, run: string, now: number, s
       outputs: r.outputs,
       artifacts: r.artifacts,
       ...withFiles(t.desired.files),
+      ...(r.changes ? { changes: recordedChanges(r.changes) } : {}),
     };
     return {
       row: {
         unit: t.name,
         kind: t.desired.kind,
         result: t.why === 'recover' ? 'recovered' : 'executed',
-        detail: t.change ? whyText({ why: 'changed', change: t.change }) : '',
+        ...executedDetail(t, r.changes),
         durationMs: r.durationMs,
         executionKey: t.desired.executionKey,
       },
@@ -216,6 +231,7 @@ export function checkpointOf(d: DesiredUnit, r: ExecuteResult, now: number, sour
   if (r.status === 'succeeded') {
     c.outputs = r.outputs;
     c.artifacts = r.artifacts;
+    if (r.changes) c.changes = recordedChanges(r.changes);
   } else {
     c.reason = r.reason;
     if (r.status === 'failed') {

@@ -1,17 +1,21 @@
+import { rm } from 'node:fs/promises';
+import { needsApproval } from '../../changes/counts.js';
 import { groupOfName } from '../../config/for-each.js';
-import type { ExecuteContext } from '../../drivers/driver.js';
-import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
+import type { ExecuteContext, ExecuteResult, SavedPlan } from '../../drivers/driver.js';
+import { driverFor } from '../../drivers/index.js';
+import type { DesiredUnit } from '../../resolve/desired.js';
 import { expandFrom } from '../../resolve/select.js';
 import { FILES, type ObservedUnit } from '../../state/documents.js';
 import { crashPoint } from '../../util/crash.js';
-import { masker } from '../../util/mask.js';
 import { mapPool } from '../../util/pool.js';
 import { isoTime } from '../../util/time.js';
 import { type Evaluation, evaluateUnit, uidFor } from '../evaluate/evaluate.js';
 import { withoutSecretOutputs } from '../evaluate/outputs.js';
 import { unitRevision } from '../evaluate/revision.js';
 import { runWave, type Track } from '../runs/wave.js';
+import { toolContext } from '../workspace/tool-context.js';
 import { runAttempts, withAttempts } from './attempts.js';
+import { approvalNeeded, planFor, planWave } from './plan-wave.js';
 import type { Executed, Execution, RunInput } from './run-input.js';
 import { removedRows } from './scope.js';
 import {
@@ -54,17 +58,33 @@ export async function executeWaves(r: RunInput): Promise<Executed> {
 }
 
 /** What the driver of a unit gets in this run. */
-function driverContext(r: RunInput, unit: DesiredUnit): ExecuteContext {
-  return {
-    environment: r.sel.environment,
-    run: r.writer.run,
-    unit,
-    cwd: r.ctx.repo.root,
-    timeoutMs: timeoutMs(unit),
-    cancellation: r.ctx.cancellation,
-    mask: masker.mask,
-    local: r.ctx.opts.local,
-  };
+function driverContext(r: RunInput, unit: DesiredUnit, saved?: SavedPlan): ExecuteContext {
+  return toolContext(r.ctx, r.sel.environment, r.writer.run, unit, saved ? { saved } : {});
+}
+
+/**
+ * A retry: a kind that plans plans again (what the failed attempt left is the state now), and a
+ * plan that now deletes or replaces resources nobody approved fails the attempt, applying nothing.
+ */
+async function retry(r: RunInput, t: Task): Promise<ExecuteResult> {
+  if (!driverFor(t.desired.kind).plan) return execute(t, driverContext(r, t.desired));
+  const p = await planFor(r, t);
+  if (p.status === 'failed') return { ...p, status: 'failed', retryable: p.retryable ?? true };
+  const waits = approvalNeeded(r, { ...t, reviewed: t.reviewed && sameDestroys(t.saved, p.saved) }, p.saved.changes);
+  if (!waits) return execute(t, driverContext(r, t.desired, p.saved));
+  await rm(p.saved.file, { force: true });
+  return { status: 'failed', reason: waits, retryable: false, log: p.log, durationMs: 0 };
+}
+
+/** The deletes and replaces of a new plan are the reviewed plan's (the review approved them). */
+function sameDestroys(a: SavedPlan | undefined, b: SavedPlan): boolean {
+  const of = (s: SavedPlan | undefined) =>
+    (s?.changes.resources ?? [])
+      .filter(needsApproval)
+      .map((x) => `${x.action} ${x.address}`)
+      .sort()
+      .join('\n');
+  return of(a) === of(b);
 }
 
 function evaluateWave(r: RunInput, w: number, ex: Executed) {
@@ -181,12 +201,15 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
     for (const t of toRun) ex.outcomes.set(t.name, notStarted(t.name, t.desired));
     return;
   }
-  const tasks = new Map(toRun.map((t) => [t.name, t]));
+  // Terraform/OpenTofu units are planned first: one whose deletes nobody approved is not recorded, it waits.
+  const planned = await planWave(r, toRun, ex);
+  if (!planned.length) return;
+  const tasks = new Map(planned.map((t) => [t.name, t]));
   let finished = 0;
   await runWave(
     r.ctx,
     r.writer,
-    { index: w, docs: toRun.map((t) => t.desired), parallelism: r.parallelism },
+    { index: w, docs: planned.map((t) => t.desired), parallelism: r.parallelism },
     {
       skip: (d) => void ex.outcomes.set(d.name, notStarted(d.name, d)),
       run: async (d, track) => {
@@ -200,9 +223,10 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
 /** One unit of a wave: its attempts, then its outcome and checkpoint, carried by the next write. */
 async function executeTask(r: RunInput, t: Task, ex: Executed, track: Track): Promise<void> {
   const { ctx, writer } = r;
+  let attempt = 0;
   const attempted = await runAttempts(r, t, () => {
     ctx.onEvent({ type: 'unit-start', unit: t.name, kind: t.desired.kind, at: ctx.now() });
-    return track(() => execute(t, driverContext(r, t.desired)));
+    return track(() => (++attempt === 1 ? execute(t, driverContext(r, t.desired, t.saved)) : retry(r, t)));
   });
   const { result } = attempted;
   const o = outcomeOf(t, result, writer.run, ctx.now(), r.source);

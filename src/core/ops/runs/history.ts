@@ -1,3 +1,4 @@
+import { recordedChanges } from '../../changes/counts.js';
 import type { TreeFiles } from '../../git/repo.js';
 import type { RunRecord, UnitResult } from '../../state/documents.js';
 import type { HistoryEntry } from '../../state/history.js';
@@ -11,13 +12,14 @@ const REASON_BYTES = 2000;
 export function resultsOf(rows: UnitRow[], exitCodes = new Map<string, number>()): Record<string, UnitResult> {
   const out: Record<string, UnitResult> = {};
   for (const r of rows) {
-    const failed = r.result === 'failed' || r.result === 'uncertain';
+    const said = r.result === 'failed' || r.result === 'uncertain' || r.gate !== undefined;
     out[r.unit] = {
       result: r.result,
       kind: r.kind,
       ...(r.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
-      ...(failed && r.detail ? { reason: r.detail.slice(0, REASON_BYTES) } : {}),
+      ...(said && r.detail ? { reason: r.detail.slice(0, REASON_BYTES) } : {}),
       ...(exitCodes.has(r.unit) ? { exitCode: exitCodes.get(r.unit) } : {}),
+      ...(r.changes ? { changes: recordedChanges(r.changes) } : {}),
     };
   }
   return out;

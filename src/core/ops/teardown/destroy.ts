@@ -1,30 +1,19 @@
 import type { ExecuteResult } from '../../drivers/driver.js';
 import { driverFor } from '../../drivers/index.js';
-import { type DesiredUnit, timeoutMs } from '../../resolve/desired.js';
+import type { DesiredUnit } from '../../resolve/desired.js';
 import type { Checkpoint, ObservedUnit } from '../../state/documents.js';
-import { masker } from '../../util/mask.js';
 import { isoTime } from '../../util/time.js';
 import { safeExecute } from '../reconcile/task.js';
 import type { Track } from '../runs/wave.js';
 import type { UnitRow } from '../workspace/report.js';
+import { toolContext } from '../workspace/tool-context.js';
 import type { Teardown } from './model.js';
 
 /** Runs a unit's destroy: undefined when the unit has nothing to run; a throwing driver leaves it uncertain. */
 async function runDestroy(t: Teardown, d: DesiredUnit, track: Track): Promise<ExecuteResult | undefined> {
   const { ctx } = t;
   try {
-    return await track(async () =>
-      driverFor(d.kind).destroy?.({
-        environment: t.env,
-        run: t.writer.run,
-        unit: d,
-        cwd: ctx.repo.root,
-        timeoutMs: timeoutMs(d),
-        cancellation: ctx.cancellation,
-        mask: masker.mask,
-        local: ctx.opts.local,
-      }),
-    );
+    return await track(async () => driverFor(d.kind).destroy?.(toolContext(ctx, t.env, t.writer.run, d)));
   } catch (e) {
     return safeExecute(() => Promise.reject(e));
   }

@@ -1,3 +1,4 @@
+import { countsText } from '../../changes/counts.js';
 import type { GitRepo, TreeFiles } from '../../git/repo.js';
 import { type DesiredUnit, resolveUnit } from '../../resolve/desired.js';
 import type { Selection } from '../../resolve/select.js';
@@ -131,6 +132,8 @@ export function messageUnits(rows: UnitRow[], run: string | undefined): Map<stri
     if (r.executionKey) v.executionKey = r.executionKey;
     if (r.result !== 'executed' && r.result !== 'recovered' && r.result !== 'imported' && r.detail) v.reason = r.detail;
     if (r.run && r.run !== run) v.run = r.run;
+    // The resource changes it applied (or that wait for approval): Terraform's counts.
+    if (r.changes) v.changes = countsText(r.changes.counts);
     out.set(r.unit, v);
   }
   return out;

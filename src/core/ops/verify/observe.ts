@@ -1,3 +1,4 @@
+import { recordedChanges } from '../../changes/counts.js';
 import type { VerifyResult } from '../../drivers/driver.js';
 import type { Selection } from '../../resolve/select.js';
 import type { ObservedUnit } from '../../state/documents.js';
@@ -8,10 +9,10 @@ import type { EvaluatedUnit } from '../evaluate/evaluate.js';
 
 /** A unit's observed document with what a check found (drift, health, attestations), at `at`. */
 export function observedAfter(o: ObservedUnit & { receipt: object }, r: VerifyResult, at: string): ObservedUnit {
-  const next: ObservedUnit = {
-    ...o,
-    drift: { state: r.state, detail: r.detail, at, receiptKey: (o.receipt as { executionKey: string }).executionKey },
-  };
+  const receiptKey = (o.receipt as { executionKey: string }).executionKey;
+  // The resources that drifted, as the actions that would put them back (kinds that plan).
+  const resources = r.changes?.resources.length ? { resources: recordedChanges(r.changes).resources } : {};
+  const next: ObservedUnit = { ...o, drift: { state: r.state, detail: r.detail, at, receiptKey, ...resources } };
   if (r.health) next.health = { ...r.health, at };
   if (r.attestations) next.attestations = r.attestations;
   return next;

@@ -1,10 +1,10 @@
+import { unitChanges } from '../../changes/counts.js';
 import type { VerifyResult } from '../../drivers/driver.js';
 import { driverFor } from '../../drivers/index.js';
-import { keyMatch, timeoutMs } from '../../resolve/desired.js';
+import { keyMatch } from '../../resolve/desired.js';
 import type { ObservedUnit } from '../../state/documents.js';
 import type { EnvState } from '../../state/read.js';
 import { Exit, type Problem } from '../../util/errors.js';
-import { masker } from '../../util/mask.js';
 import { mapPool } from '../../util/pool.js';
 import { isoTime } from '../../util/time.js';
 import { uuid7 } from '../../util/uuid7.js';
@@ -15,6 +15,7 @@ import { DEFAULT_PARALLELISM } from '../reconcile/options.js';
 import { waitForNonImportWrite } from '../recovery/non-import-write.js';
 import { transitionMessage } from '../transition/message.js';
 import type { RunReport, UnitRow } from '../workspace/report.js';
+import { toolContext } from '../workspace/tool-context.js';
 import { type Loaded, loadEnvironment, type OpContext, refuseUnpublished } from '../workspace/workspace.js';
 import { writeObserved } from '../writes/write-observed.js';
 import { driftProblem, observationChanged, observedAfter } from './observe.js';
@@ -67,17 +68,7 @@ async function check(ctx: OpContext, loaded: Loaded, e: EvaluatedUnit, run: stri
   const driver = driverFor(e.kind);
   if (!o?.receipt || !e.desired || !current(e) || !driver.verify) return undefined;
   const unit = { ...e.desired, uid: o.uid };
-  return driver.verify({
-    environment: loaded.sel.environment,
-    run,
-    unit,
-    cwd: ctx.repo.root,
-    timeoutMs: timeoutMs(unit),
-    cancellation: ctx.cancellation,
-    mask: masker.mask,
-    local: ctx.opts.local,
-    receipt: o.receipt,
-  });
+  return driver.verify(toolContext(ctx, loaded.sel.environment, run, unit, { receipt: o.receipt }));
 }
 
 /** What the checks found: each unit's row, the observations that changed, the drift problems. */
@@ -101,7 +92,12 @@ function observe(
     if (!o?.receipt) v.rows.push({ ...row, result: 'none', detail: 'no receipt to verify' });
     else if (!r) v.rows.push({ ...row, result: 'skipped', detail: skippedWhy(e) });
     else {
-      v.rows.push({ ...row, result: r.state, detail: r.detail });
+      v.rows.push({
+        ...row,
+        result: r.state,
+        detail: r.detail,
+        ...(r.changes ? { changes: unitChanges(r.changes) } : {}),
+      });
       const next = observedAfter({ ...o, receipt: o.receipt }, r, at);
       if (observationChanged(next, o)) v.changed.set(e.name, next);
       if (r.state === 'drifted') v.problems.push(driftProblem(loaded.sel.environment, loaded.sel, e, next, r.detail));

@@ -94,6 +94,7 @@ function approvalStep(s: StepOf, row: UnitRow): Part[] {
           ' with the token it printed',
         ]
       : ['review ', cli(`nyl plan -e ${env}`), ', then ', cli(`nyl reconcile -e ${env} --plan <token>`)];
+  if (row.gate === 'destructive') return destroyStep(s);
   if (/reapply/i.test(row.detail))
     return [
       'once re-running it is safe: ',
@@ -108,6 +109,22 @@ function approvalStep(s: StepOf, row: UnitRow): Part[] {
         ')',
       ]
     : ['once re-running it is safe: ', cli(`nyl reconcile -e ${env} --approve ${u}`)];
+}
+
+/** A plan that deletes or replaces resources: a person reviews them, then approves the unit. */
+function destroyStep(s: StepOf): Part[] {
+  const { env, u } = s;
+  const review: Part[] = ['review what its plan deletes or replaces (', cli(`nyl plan -e ${env}`), '), then '];
+  return s.gh
+    ? [
+        ...review,
+        'run ',
+        wf('deploy', ['environment', env], ['approve', u]),
+        ' (CLI: ',
+        cli(`nyl reconcile -e ${env} --approve ${u}`),
+        ')',
+      ]
+    : [...review, cli(`nyl reconcile -e ${env} --approve ${u}`)];
 }
 
 /** Drifted: approve its repair, reapply it (driftRepair: manual), or let the next deploy repair it. */

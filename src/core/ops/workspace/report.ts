@@ -1,3 +1,4 @@
+import type { UnitChanges } from '../../changes/model.js';
 import { Exit, type ExitCode, type Problem, worstExit } from '../../util/errors.js';
 
 export interface UnitRow {
@@ -12,6 +13,12 @@ export interface UnitRow {
   files?: Record<string, string>;
   /** plan: the files whose identity changed since its receipt, when that is why it executes. */
   filesChanged?: string[];
+  /** Kinds that plan (Terraform, OpenTofu): the resource changes its plan makes (plan) or made (a run). */
+  changes?: UnitChanges;
+  /** Why such a unit shows no resource changes: its inputs wait for a unit that executes first, its plan failed. */
+  changesNote?: string;
+  /** Awaiting approval only because its plan deletes or replaces resources: the unit-level plan executes it. */
+  gate?: 'destructive';
 }
 
 /** What reconcile, plan and recover return; faces render it as a table or JSON. */

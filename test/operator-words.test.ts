@@ -19,7 +19,10 @@ describe('help', () => {
     [['lease', '--help'], /^usage: nyl lease break …\n\ncommands:\n {2}lease break/],
     [['state', '--help'], /^usage: nyl state show … \| nyl state forget …/],
     [['help', 'state'], /^usage: nyl state show …/],
-    [['help', 'reconcile'], /^usage: nyl reconcile -e ENV \[--local\].* \[--wait-lease DURATION\].* \[--plan TOKEN\]/],
+    [
+      ['help', 'reconcile'],
+      /^usage: nyl reconcile -e ENV \[--local\].* \[--wait-lease DURATION\].* \[--plan TOKEN\|FILE\]/,
+    ],
   ])('nyl %j', async (args, shape) => {
     const r = await nyl(tempDir(), args);
     expect(r.code, r.stderr).toBe(0);

@@ -32,6 +32,13 @@ const receipt = {
   outputs: { url: 'https://x' },
   artifacts: {},
   attempts: 2,
+  changes: {
+    counts: { create: 1, update: 0, replace: 1, delete: 0, read: 0 },
+    resources: [
+      ['aws_instance.web', 'replace'],
+      ['random_id.x', 'create'],
+    ],
+  },
 };
 
 const SAMPLES: Record<DocumentKind, Record<string, unknown>> = {
@@ -98,6 +105,7 @@ const SAMPLES: Record<DocumentKind, Record<string, unknown>> = {
     reason: 'exit 2',
     retryable: true,
     attempts: 3,
+    changes: { counts: { create: 0, update: 1, replace: 0, delete: 1, read: 0 }, resources: [['a.b', 'delete']] },
   },
   observed: {
     schema: 'nyl.observed-unit/v1',
@@ -118,7 +126,7 @@ const SAMPLES: Record<DocumentKind, Record<string, unknown>> = {
       attempts: 1,
     },
     lastRun: 'r1',
-    drift: { state: 'drifted', detail: 'changed', at: AT, receiptKey: 'k1' },
+    drift: { state: 'drifted', detail: 'changed', at: AT, receiptKey: 'k1', resources: [['a.b', 'update']] },
     health: { state: 'ok', detail: 'fine', at: AT },
     attestations: { sbom: 'sha256:1' },
     hold: { by: 'ops', reason: 'freeze', at: AT },

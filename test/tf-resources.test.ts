@@ -308,6 +308,72 @@ suite('terraform at the resource level (real terraform)', async () => {
     );
   });
 
+  it('a bare token of a review where one unit could not be planned: the planned unit is checked and applied, the other waits for approval', async () => {
+    // `flaky` plans only with TF_VAR_ok=yes: the review runs without it.
+    const FLAKY = (v: string) => `variable "ok" {
+  type = string
+  validation {
+    condition     = var.ok == "yes"
+    error_message = "ok must be yes"
+  }
+}
+
+resource "terraform_data" "f" {
+  input            = "f"
+  triggers_replace = "${v}"
+}
+`;
+    const { dir, log } = netRepo('alpha-7f3q', tfUnit('flaky', { module: 'tf/flaky', binary: 'bin/tf' }));
+    commitFiles(dir, { 'tf/flaky/main.tf': FLAKY('one') });
+    const ok = { TF_COUNT_LOG: log, TF_VAR_ok: 'yes' };
+    expect((await nyl(dir, ['reconcile', ...LOCAL], ok)).code).toBe(0);
+    setName(dir, 'alpha-7f3q', 'delta-3m8v');
+    commitFiles(dir, { 'tf/flaky/main.tf': FLAKY('two') });
+
+    const reviewed = await nyl(dir, ['plan', ...LOCAL], { TF_COUNT_LOG: log, TF_VAR_ok: 'no' });
+    expect(reviewed.code, out(reviewed)).toBe(0);
+    expect(reviewed.stdout).toContain('warning NYL-PLAN-RESOURCES (flaky)');
+    expect(results(reviewed.stdout)).toEqual({ flaky: 'execute', net: 'awaiting-approval' });
+    const token = tokenOf(reviewed.stdout);
+    // The digest covers net only; the token says flaky (the first plannable unit by name) is left out.
+    expect(token).toMatch(/^v3\.[^.]+\.[^.]+\.[^.]+\.[0-9a-f]{12}-1$/);
+
+    const deploy = await nyl(dir, ['reconcile', ...LOCAL, '--plan', token], ok);
+    expect(deploy.code, out(deploy)).toBe(2);
+    expect(deploy.stderr).not.toContain('NYL-PLAN-STALE');
+    // net's replace and delete were reviewed: applied; flaky's replace was not: it waits.
+    expect(results(deploy.stdout)).toEqual({ flaky: 'awaiting-approval', net: 'executed' });
+    expect(applied(dir, 'tf/net')).toEqual({ 'terraform_data.a': 'delta-3m8v', 'terraform_data.b': 'fixed' });
+    const approved = await nyl(dir, ['reconcile', ...LOCAL, '--approve', 'flaky'], ok);
+    expect(approved.code, out(approved)).toBe(0);
+    expect(results(approved.stdout)).toEqual({ flaky: 'executed', net: 'current' });
+  });
+
+  it('a secret in an address (a for_each key) is masked where the plan is kept, and the reviewed plan still applies', async () => {
+    const dir = makeRepo({
+      '.gitignore': GITIGNORE,
+      'tf/k/main.tf':
+        'variable "name" {\n  type = string\n}\n\nresource "terraform_data" "k" {\n  for_each = toset([var.name])\n  input    = "x"\n}\n',
+      'nyl.yaml': ENV_DEV + tfUnit('k', { module: 'tf/k', variables: { name: 'zeta1234' } }),
+    });
+    const env = { DEPLOY_SECRET: 'zeta1234' };
+    const file = join(tempDir('nyl-plan-file-'), 'plan.json');
+    const reviewed = await nyl(dir, ['plan', ...LOCAL, '--out', file], env);
+    expect(reviewed.code, out(reviewed)).toBe(0);
+    expect(reviewed.stdout).toContain('terraform_data.k["***"]');
+    const kept = readFileSync(file, 'utf8');
+    expect(kept).toContain('terraform_data.k[\\"***\\"]');
+    expect(kept).not.toContain('zeta1234');
+    const deploy = await nyl(dir, ['reconcile', ...LOCAL, '--plan', file], env);
+    expect(deploy.code, out(deploy)).toBe(0);
+    expect(results(deploy.stdout)).toEqual({ k: 'executed' });
+    expect(deploy.stdout).not.toContain('zeta1234');
+    expect(observedUnit(dir, 'k').receipt.changes).toEqual({
+      counts: { create: 1, update: 0, replace: 0, delete: 0, read: 0 },
+      resources: [['terraform_data.k["***"]', 'create']],
+    });
+  });
+
   it('a unit whose inputs wait for an upstream is not planned against a guess; destructiveChanges: allow applies a replace unasked; OpenTofu through spec.binary', async () => {
     const consumer = `---\nkind: OpenTofu\nname: app\ndestructiveChanges: allow\nspec: ${JSON.stringify({
       module: 'tf/app',

@@ -513,7 +513,7 @@ withTerraform('Terraform units keyed by their modules (the real terraform)', () 
     commitFiles(dir, { 'modules/shared/main.tf': tf('shared v2') });
     const plan = await nyl(dir, ['plan', ...LOCAL]);
     expect(results(plan.stdout)).toEqual({ a: 'execute', b: 'execute', c: 'current' });
-    expect(details(plan.stdout)).toMatchObject({ a: 'files changed: modules/shared/main.tf' });
+    expect(details(plan.stdout)).toMatchObject({ a: 'files changed: modules/shared/main.tf; +0 ~1 -/+0 -0' });
     expect(results((await reconcile()).stdout)).toEqual({ a: 'executed', b: 'executed', c: 'current' });
 
     commitFiles(dir, { 'infra/b/main.tf': tf('b v2', '../../modules/shared') });

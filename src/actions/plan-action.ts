@@ -97,12 +97,14 @@ export function resourcePlanning(inputs: Inputs<'plan'>): ResourcePlanning {
     );
     return { run: false, why: 'a pull_request_target job never runs a pull request’s code' };
   }
-  const head = context.payload.pull_request?.head?.repo?.full_name as string | undefined;
+  const pr = context.payload.pull_request;
+  const head = pr?.head?.repo?.full_name as string | undefined;
   const base = context.payload.repository?.full_name as string | undefined;
-  if (head && base && head !== base)
+  // A pull request's head repository can be gone (a deleted fork): not known to be this one, so not run.
+  if (pr && (!head || !base || head !== base))
     return {
       run: false,
-      why: `a pull request from a fork (${head}) is not run with this repository’s credentials; the deploy of the merge plans it`,
+      why: `a pull request from a fork (${head ?? 'a repository that no longer exists'}) is not run with this repository’s credentials; the deploy of the merge plans it`,
     };
   return { run: true };
 }

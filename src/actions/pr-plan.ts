@@ -4,6 +4,7 @@ import type { KeptChanges } from '../core/changes/model.js';
 import { keptKey, type ReviewedPlan } from '../core/ops/plan/plan.js';
 import { keptPlan, unitLevelResult } from '../core/ops/plan/reviewed.js';
 import type { RunReport, UnitRow } from '../core/ops/workspace/report.js';
+import { masker } from '../core/util/mask.js';
 import { changesMd } from './changes-md.js';
 import { inline } from './markdown.js';
 
@@ -44,7 +45,8 @@ interface KeptData {
 function dataBlock(plan: RunReport, token: string): string {
   const changes = keptPlan(plan).changes;
   const data: KeptData = { token, rows: plan.rows.map(keep), ...(changes ? { changes } : {}) };
-  return `<!-- nyl-plan-data-z: ${gzipSync(JSON.stringify(data)).toString('base64')} -->`;
+  // Masked before it is compressed: the masking of the whole comment cannot see into it.
+  return `<!-- nyl-plan-data-z: ${gzipSync(masker.mask(JSON.stringify(data))).toString('base64')} -->`;
 }
 
 /** The rows of a kept plan as checkToken compares them. */

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { planGroup } from '../core/ops/batch/plan.js';
 import { reconcileGroup } from '../core/ops/batch/reconcile.js';
 import type { BatchReport } from '../core/ops/batch/report.js';
@@ -65,7 +65,9 @@ const reconcileOf = ({ ctx, values, o }: Call) => {
 
 /** `--plan`: a token as it is, or the plan file `nyl plan --out` wrote (its token, rows and resource changes). */
 function planGiven(given: string | undefined, environment: string): ReviewedPlan | undefined {
-  if (given === undefined || /^v\d+\./.test(given)) return given === undefined ? undefined : { token: given };
+  if (given === undefined) return undefined;
+  // A file of that name is the file (`v2.plan` could be either); else a token is as it is.
+  if (/^v\d+\./.test(given) && !existsSync(given)) return { token: given };
   let text: string;
   try {
     text = readFileSync(given, 'utf8');
@@ -89,7 +91,10 @@ const planOf = async ({ ctx, values, o }: Call): Promise<Report> => {
     ...(values['unit-level'] ? { resources: { run: false, why: 'nyl plan --unit-level' } } : {}),
   });
   // The kept plan holds no value (addresses, actions, digests), but is the operator's file: private.
-  if (values.out) writeFileSync(values.out as string, masker.mask(prettyJson(keptPlan(report))), { mode: 0o600 });
+  if (values.out) {
+    writeFileSync(values.out as string, masker.mask(prettyJson(keptPlan(report))), { mode: 0o600 });
+    chmodSync(values.out as string, 0o600); // a file that was there keeps its mode otherwise
+  }
   return report;
 };
 

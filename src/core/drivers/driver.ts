@@ -30,7 +30,7 @@ export interface SavedPlan {
   log?: string;
 }
 
-/** How a plan is made: kept in `out` to be applied, or speculative (no state lock: it never stops an apply). */
+/** How a plan is made: kept in `out` to be applied, or speculative (dropped). Neither takes the state lock. */
 export interface PlanOptions {
   out?: string;
 }
@@ -74,7 +74,7 @@ export interface Driver {
   /**
    * Kinds whose tool plans (Terraform, OpenTofu): the changes an execute would make. With `out`
    * the plan is kept there for `execute` to apply (ExecuteContext.saved); without, it is
-   * speculative and takes no state lock.
+   * speculative. A plan takes no state lock: it never stops an apply.
    */
   plan?(ctx: ExecuteContext, opts: PlanOptions): Promise<PlanResult>;
   /** For the inspect policy: were the effects of the desired document applied? */

@@ -61,7 +61,16 @@ function resourceChange(rc: Json, mask: (s: string) => string): ResourceChange |
   const attributes = action === 'update' || action === 'replace' ? changedAttributes(c) : [];
   const tainted =
     action === 'replace' && rc.action_reason === 'replace_because_tainted' ? { tainted: true as const } : {};
-  return { address: String(rc.address), action, ...(attributes.length ? { attributes } : {}), ...tainted, digest };
+  // A deposed object (left by an interrupted create-before-destroy) shares its resource's address.
+  const address = `${rc.address}${rc.deposed ? ` (deposed object ${rc.deposed})` : ''}`;
+  // Names are masked too: an address can hold a value (for_each keys), and both sides of a review compare masked ones.
+  return {
+    address: mask(address),
+    action,
+    ...(attributes.length ? { attributes: attributes.map(mask) } : {}),
+    ...tainted,
+    digest,
+  };
 }
 
 function outputChange(name: string, c: Json): OutputChange | undefined {
@@ -78,7 +87,7 @@ export function planChanges(json: string, mask: (s: string) => string): PlannedC
     .map((rc) => resourceChange(rc, mask))
     .filter((r): r is ResourceChange => r !== undefined);
   const outputs = Object.entries((plan.output_changes ?? {}) as Record<string, Json>)
-    .map(([name, c]) => outputChange(name, c))
+    .map(([name, c]) => outputChange(mask(name), c))
     .filter((o): o is OutputChange => o !== undefined);
   return { resources, outputs };
 }

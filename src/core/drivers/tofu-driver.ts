@@ -57,14 +57,14 @@ function planFailure(ctx: ExecuteContext, defaultBinary: string, f: Step, log: s
 }
 
 /**
- * init, workspace, `plan -out`, then `show -json` of it: the changes. Kept in `opts.out` to be
- * applied; speculative without (no state lock, the file removed).
+ * init, workspace, `plan -out` (no state lock), then `show -json` of it: the changes. Kept in
+ * `opts.out` to be applied; speculative without (the file removed).
  */
 async function plan(ctx: ExecuteContext, defaultBinary: string, opts: PlanOptions): Promise<PlanResult> {
   const started = Date.now();
   const file = opts.out ?? workPath('speculative.tfplan');
   try {
-    const s = await tfSession(ctx, defaultBinary, (c) => [c.planTo(file, !opts.out), c.show(file)]);
+    const s = await tfSession(ctx, defaultBinary, (c) => [c.planTo(file), c.show(file)]);
     const durationMs = Date.now() - started;
     if (s.failed) return planFailure(ctx, defaultBinary, s.failed, s.log, durationMs);
     try {

@@ -18,8 +18,11 @@ export interface TfCommands {
   output: string[];
   plan: string[];
   destroy: string[];
-  /** A plan kept in `file`; speculative ones take no state lock, so they never stop an apply. */
-  planTo: (file: string, speculative: boolean) => string[];
+  /**
+   * A plan kept in `file`, without the state lock: a plan never stops an apply, and the apply of
+   * the file takes the lock itself and refuses the plan if the state changed since (stale).
+   */
+  planTo: (file: string) => string[];
   /** The saved plan as JSON (values included: read, never logged). */
   show: (file: string) => string[];
   /** Applies exactly the saved plan (it holds the variables: no var file is given again). */
@@ -47,13 +50,13 @@ export function tfCommands(binary: string, spec: TfSpec, root: string, nylVarFil
     output: [binary, 'output', '-json', '-no-color'],
     plan: [binary, 'plan', '-detailed-exitcode', '-input=false', '-no-color', ...varFiles],
     destroy: [binary, 'destroy', '-auto-approve', '-input=false', '-no-color', ...varFiles],
-    planTo: (file, speculative) => [
+    planTo: (file) => [
       binary,
       'plan',
       '-input=false',
       '-no-color',
       `-out=${file}`,
-      ...(speculative ? ['-lock=false'] : []),
+      '-lock=false',
       ...varFiles,
       ...planArgs,
     ],

@@ -105,6 +105,25 @@ const array: Compiler = (def, checks) => {
   });
 };
 
+/** A fixed-length tuple (no rest, no optional items): exactly its items, each its own. */
+const tuple: Compiler = (def, checks) => {
+  if (!onlyKeys(def, ['type', 'checks', 'items', 'rest']) || def.rest) return undefined;
+  const defs = def.items as unknown[];
+  if (defs.some((d) => defOf(d)?.type === 'optional')) return undefined;
+  const items = defs.map(compile);
+  if (items.some((i) => !i)) return undefined;
+  return withChecks(checks, (v) => {
+    if (!Array.isArray(v) || v.length !== items.length) return NO;
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = (items[i] as Validator)(v[i]);
+      if (x === NO) return NO;
+      out[i] = x;
+    }
+    return out;
+  });
+};
+
 /**
  * zod returns the first option that accepts the value. An option this path refuses is asked
  * of zod before a later one is taken (a refusal here is not always zod's).
@@ -219,6 +238,7 @@ const COMPILERS: Record<string, Compiler> = {
   unknown: scalar(() => true, ['type', 'checks']),
   literal: values,
   enum: values,
+  tuple,
   optional: wrapped('optional'),
   nullable: wrapped('nullable'),
   array,

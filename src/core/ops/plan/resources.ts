@@ -74,7 +74,9 @@ export function withResourcePlans(sel: Selection, p: Plan, rp: ResourcePlans): {
     if (planned) return plannedRow(sel, row, planned);
     return note ? { ...row, changesNote: note } : row;
   });
-  const token = rp.planned.size ? withChanges(p.token, changesDigest(rp.planned)) : p.token;
+  const plannable = [...p.resourceUnits].flatMap(([u, r]) => ('desired' in r ? [u] : []));
+  const covered = new Set(rp.planned.keys());
+  const token = rp.planned.size ? withChanges(p.token, changesDigest(rp.planned), plannable, covered) : p.token;
   return { rows, token };
 }
 

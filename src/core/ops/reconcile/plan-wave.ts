@@ -27,7 +27,7 @@ export async function planWave(r: RunInput, toRun: Task[], ex: Executed): Promis
     const p = await planFor(r, t);
     if (p.status === 'failed') return void ex.outcomes.set(t.name, planFailed(r, t, p, ex));
     const task = { ...t, saved: p.saved, reviewed: p.reviewed };
-    const waits = approvalNeeded(r, task, p.saved.changes);
+    const waits = approvalNeeded(r, task, p.saved.changes, p.unreviewed);
     if (!waits) return void ready.push(task);
     await rm(p.saved.file, { force: true });
     r.writer.session.runFiles.set(FILES.runLog(t.name), Buffer.from(p.log));
@@ -37,16 +37,37 @@ export async function planWave(r: RunInput, toRun: Task[], ex: Executed): Promis
 }
 
 type Planned =
-  | { status: 'planned'; saved: SavedPlan; reviewed: boolean; log: string }
+  | {
+      status: 'planned';
+      saved: SavedPlan;
+      reviewed: boolean;
+      log: string;
+      /** Why this plan, made instead of a reviewed one, waits for a person whatever it changes. */
+      unreviewed?: string;
+    }
   | Extract<PlanResult, { status: 'failed' }>;
 
-/** The reviewed plan made before the run (for this very document), else a plan made now. */
+/**
+ * The reviewed plan made before the run, for this very document; else a plan made now. A unit
+ * whose document changed since (an upstream's outputs came out otherwise) is planned again, and
+ * that plan, which nobody reviewed, waits for approval.
+ */
 export async function planFor(r: RunInput, t: Task): Promise<Planned> {
   const pre = r.prePlanned.get(t.name);
-  if (pre && pre.executionKey === t.desired.executionKey) {
-    r.prePlanned.delete(t.name);
+  if (!pre) return planNow(r, t);
+  r.prePlanned.delete(t.name);
+  if (pre.executionKey === t.desired.executionKey)
     return { status: 'planned', saved: pre.saved, reviewed: true, log: pre.saved.log ?? '' };
-  }
+  await rm(pre.saved.file, { force: true });
+  const p = await planNow(r, t);
+  if (p.status === 'failed') return p;
+  return {
+    ...p,
+    unreviewed: 'its inputs changed during the run, after the plan was reviewed: its changes now were not',
+  };
+}
+
+async function planNow(r: RunInput, t: Task): Promise<Planned> {
   const file = workPath(`${t.name.replace(/[^A-Za-z0-9_.-]/g, '_')}.tfplan`);
   const p = await driverFor(t.desired.kind).plan?.(toolContext(r.ctx, r.sel.environment, r.writer.run, t.desired), {
     out: file,
@@ -60,13 +81,15 @@ export async function planFor(r: RunInput, t: Task): Promise<Planned> {
  * Why a plan waits for a person: it deletes or replaces resources, and neither the configuration,
  * nor --approve, nor the reviewed plan (which listed them) approves that. Undefined: it may apply.
  */
-export function approvalNeeded(r: RunInput, t: Task, changes: PlannedChanges): string | undefined {
+export function approvalNeeded(r: RunInput, t: Task, changes: PlannedChanges, unreviewed?: string): string | undefined {
+  const review = `review them (\`nyl plan -e ${r.sel.environment}\`), then approve with \`nyl reconcile -e ${r.sel.environment} --approve ${t.name}\``;
+  if (unreviewed && !r.scope.approved.has(t.name)) return `${unreviewed}; nothing was applied; ${review}`;
   const destroys = changes.resources.filter(needsApproval);
   if (!destroys.length || t.reviewed || allowsDestructive(r.sel, t.name) || r.scope.approved.has(t.name))
     return undefined;
   const listed = destroys.slice(0, 5).map((d) => `${d.action} ${d.address}`);
   const more = destroys.length > listed.length ? ` and ${destroys.length - listed.length} more` : '';
-  return `its plan deletes or replaces resources (${listed.join(', ')}${more}): nothing was applied; review them (\`nyl plan -e ${r.sel.environment}\`), then approve with \`nyl reconcile -e ${r.sel.environment} --approve ${t.name}\` or a reviewed plan that lists them`;
+  return `its plan deletes or replaces resources (${listed.join(', ')}${more}): nothing was applied; ${review} or a reviewed plan that lists them`;
 }
 
 /** A plan that waits for approval: its row shows the changes; nothing is recorded about the unit. */

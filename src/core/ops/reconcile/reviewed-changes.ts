@@ -10,7 +10,7 @@ import { Exit, NylError, problem } from '../../util/errors.js';
 import { mapPool } from '../../util/pool.js';
 import type { Plan } from '../plan/compute.js';
 import { staleProblem } from '../plan/stale.js';
-import { tokenParts } from '../plan/token.js';
+import { coveredUnits, tokenParts } from '../plan/token.js';
 import { toolContext } from '../workspace/tool-context.js';
 import type { OpContext } from '../workspace/workspace.js';
 import type { ReconcileOptions } from './options.js';
@@ -45,9 +45,17 @@ export async function planReviewed(
   const digest = opts.plan ? tokenParts(opts.plan).changes : undefined;
   const kept = opts.reviewed?.changes;
   if (!opts.plan || !current || (!digest && !kept)) return new Map();
-  const units = [...current.resourceUnits]
-    .flatMap(([unit, r]) => ('desired' in r ? [{ unit, desired: r.desired }] : []))
-    .filter((u) => !kept || Object.hasOwn(kept, u.unit));
+  const plannable = [...current.resourceUnits].flatMap(([unit, r]) =>
+    'desired' in r ? [{ unit, desired: r.desired }] : [],
+  );
+  // The units the review planned: those kept, else those the token's digest covers.
+  const covered = new Set(
+    coveredUnits(
+      opts.plan,
+      plannable.map((u) => u.unit),
+    ),
+  );
+  const units = plannable.filter((u) => (kept ? Object.hasOwn(kept, u.unit) : covered.has(u.unit)));
   const made = await planEach(ctx, sel, units, run, opts.parallelism ?? 4);
   try {
     if (ctx.cancellation.requested) throw new Cancelled();
@@ -78,7 +86,8 @@ async function planEach(
     const file = workPath(`${unit.replace(/[^A-Za-z0-9_.-]/g, '_')}.tfplan`);
     if (ctx.cancellation.requested) return void made.push({ unit, desired, cancelled: true, file });
     const p = await driverFor(desired.kind).plan?.(toolContext(ctx, sel.environment, run, desired), { out: file });
-    if (p?.status === 'planned') return void made.push({ unit, desired, saved: { file, changes: p.changes, log: p.log } });
+    if (p?.status === 'planned')
+      return void made.push({ unit, desired, saved: { file, changes: p.changes, log: p.log } });
     if (p?.cancelled) return void made.push({ unit, desired, cancelled: true, file });
     made.push({ unit, desired, failed: p?.reason ?? 'its kind cannot plan', file });
   });

@@ -44,13 +44,19 @@ export async function executeWaves(r: RunInput): Promise<Executed> {
     outputs: new Map(),
     logs: new Map([...(r.imp?.logs ?? [])].map(([n, oid]) => [n, { oid }])),
   };
-  for (let w = 0; w < r.sel.waves.length; w++) {
-    // Groups mapped from an output expand from what it is now: recorded, imported, or produced by this run.
-    expandFrom(r.sel, (u) => ex.outputs.get(u) ?? r.state.observed.get(u)?.receipt?.outputs);
-    const { toRun, toInspect } = evaluateWave(r, w, ex);
-    toRun.push(...(await inspectUncertain(r, toInspect, ex)));
-    toRun.sort((a, b) => (a.name < b.name ? -1 : 1));
-    if (toRun.length) await executeWave(r, w, toRun, ex);
+  try {
+    for (let w = 0; w < r.sel.waves.length; w++) {
+      // Groups mapped from an output expand from what it is now: recorded, imported, or produced by this run.
+      expandFrom(r.sel, (u) => ex.outputs.get(u) ?? r.state.observed.get(u)?.receipt?.outputs);
+      const { toRun, toInspect } = evaluateWave(r, w, ex);
+      toRun.push(...(await inspectUncertain(r, toInspect, ex)));
+      toRun.sort((a, b) => (a.name < b.name ? -1 : 1));
+      if (toRun.length) await executeWave(r, w, toRun, ex);
+    }
+  } finally {
+    // Reviewed plans of units that did not run (blocked, skipped, cancelled): a plan file holds every variable.
+    await Promise.all([...r.prePlanned.values()].map((p) => rm(p.saved.file, { force: true })));
+    r.prePlanned.clear();
   }
   // Instances whose keys an expansion lost are reported as units that left the configuration.
   if (r.sel.mapping?.groups.size) r.scope.removed = removedRows(r.sel, r.state);
@@ -70,21 +76,23 @@ async function retry(r: RunInput, t: Task): Promise<ExecuteResult> {
   if (!driverFor(t.desired.kind).plan) return execute(t, driverContext(r, t.desired));
   const p = await planFor(r, t);
   if (p.status === 'failed') return { ...p, status: 'failed', retryable: p.retryable ?? true };
-  const waits = approvalNeeded(r, { ...t, reviewed: t.reviewed && sameDestroys(t.saved, p.saved) }, p.saved.changes);
+  const reviewed = t.reviewed && reviewedDestroys(t.saved, p.saved);
+  const waits = approvalNeeded(r, { ...t, reviewed }, p.saved.changes, p.unreviewed);
   if (!waits) return execute(t, driverContext(r, t.desired, p.saved));
   await rm(p.saved.file, { force: true });
   return { status: 'failed', reason: waits, retryable: false, log: p.log, durationMs: 0 };
 }
 
-/** The deletes and replaces of a new plan are the reviewed plan's (the review approved them). */
-function sameDestroys(a: SavedPlan | undefined, b: SavedPlan): boolean {
+/**
+ * The deletes and replaces of a retry's plan are among the reviewed plan's (the review approved
+ * them; the failed attempt may have done some). Its creates and updates are the rest of what was
+ * reviewed, planned against what that attempt left: they apply, as a retry of any kind does.
+ */
+function reviewedDestroys(a: SavedPlan | undefined, b: SavedPlan): boolean {
   const of = (s: SavedPlan | undefined) =>
-    (s?.changes.resources ?? [])
-      .filter(needsApproval)
-      .map((x) => `${x.action} ${x.address}`)
-      .sort()
-      .join('\n');
-  return of(a) === of(b);
+    (s?.changes.resources ?? []).filter(needsApproval).map((x) => `${x.action} ${x.address}`);
+  const approved = new Set(of(a));
+  return of(b).every((d) => approved.has(d));
 }
 
 function evaluateWave(r: RunInput, w: number, ex: Executed) {
@@ -206,18 +214,23 @@ async function executeWave(r: RunInput, w: number, toRun: Task[], ex: Executed):
   if (!planned.length) return;
   const tasks = new Map(planned.map((t) => [t.name, t]));
   let finished = 0;
-  await runWave(
-    r.ctx,
-    r.writer,
-    { index: w, docs: planned.map((t) => t.desired), parallelism: r.parallelism },
-    {
-      skip: (d) => void ex.outcomes.set(d.name, notStarted(d.name, d)),
-      run: async (d, track) => {
-        await executeTask(r, tasks.get(d.name) as Task, ex, track);
-        if (++finished === 1) crashPoint('mid-wave');
+  try {
+    await runWave(
+      r.ctx,
+      r.writer,
+      { index: w, docs: planned.map((t) => t.desired), parallelism: r.parallelism },
+      {
+        skip: (d) => void ex.outcomes.set(d.name, notStarted(d.name, d)),
+        run: async (d, track) => {
+          await executeTask(r, tasks.get(d.name) as Task, ex, track);
+          if (++finished === 1) crashPoint('mid-wave');
+        },
       },
-    },
-  );
+    );
+  } finally {
+    // An execute removes its plan file; a unit skipped (cancel, lease lost) never got to.
+    await Promise.all(planned.map((t) => t.saved && rm(t.saved.file, { force: true })));
+  }
 }
 
 /** One unit of a wave: its attempts, then its outcome and checkpoint, carried by the next write. */

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ociCommands, skopeoRef, sourceDigest } from '../src/core/drivers/oci.js';
-import { stateLock, stripAnsi, tfCommands, tfOutputs } from '../src/core/drivers/tofu.js';
+import { splitApplyArgs, stateLock, stripAnsi, tfCommands, tfOutputs } from '../src/core/drivers/tofu.js';
 import { makeOciLayout, type OciLayout } from './helpers/oci.js';
 import {
   hasRegistryTools,
@@ -914,7 +914,22 @@ describe('command construction', () => {
       '-refresh=false',
     ]);
     expect(show(f)).toEqual(['tofu', 'show', '-json', '-no-color', f]);
-    expect(applyPlan(f)).toEqual(['tofu', 'apply', '-auto-approve', '-input=false', '-no-color', f]);
+    expect(applyPlan(f)).toEqual(['tofu', 'apply', '-auto-approve', '-input=false', '-no-color', '-parallelism=2', f]);
+    // applyArgs with a saved plan: what decides the changes to the plan, what shapes the apply to it, the rest to both.
+    expect(
+      splitApplyArgs([
+        '-target=a.b',
+        '-replace=c.d',
+        '-refresh=false',
+        '-backup=x',
+        '-state-out=y',
+        '-lock-timeout=5s',
+        '-auto-approve',
+      ]),
+    ).toEqual({
+      planArgs: ['-target=a.b', '-replace=c.d', '-refresh=false', '-lock-timeout=5s'],
+      applyArgs: ['-backup=x', '-state-out=y', '-lock-timeout=5s'],
+    });
     for (const argv of [...Object.values(lines), planTo(f), applyPlan(f)])
       for (const a of argv ?? []) {
         expect(a).not.toMatch(/^--?var(=|$)/);

@@ -91,6 +91,34 @@ describe('job summary', () => {
     expect(small).toContain('### Needs a person');
   });
 
+  it('cuts a Terraform unit’s resource changes to a quarter of the budget, counting what it left out', () => {
+    const resources = Array.from({ length: 20_000 }, (_, i) => ({
+      address: `terraform_data.r[${i}]`,
+      action: 'create' as const,
+      digest: 'x',
+    }));
+    const r: RunReport = {
+      ...report(3, ''),
+      rows: [
+        {
+          unit: 'net',
+          kind: 'Terraform',
+          result: 'executed',
+          detail: '+20000 ~0 -/+0 -0',
+          changes: { counts: { create: 20_000, update: 0, replace: 0, delete: 0, read: 0 }, resources, outputs: [] },
+        },
+      ],
+    };
+    const text = jobSummary(r);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(SUMMARY_BUDGET);
+    expect(text).toContain('#### Resource changes');
+    expect(text).toContain('- `+` `terraform_data.r[0]`');
+    expect(text).toMatch(/- … \d+ more resource changes not shown here/);
+    expect(text).not.toContain('terraform_data.r[19999]');
+    // With a tiny budget the section gives way whole, saying so.
+    expect(jobSummary(r, {}, 400)).toContain('_The resource changes are left out: the summary is kept under 1 MiB._');
+  });
+
   it('keeps the graph when it fits and says when it is left out', () => {
     const r = report(200, 'd');
     const graph = graphOf(r);

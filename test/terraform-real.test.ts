@@ -7,10 +7,12 @@
  * an apply, state locks (a live local holder, a remote lock left by a killed apply and its
  * runbook pasted into a shell), the tool's error headline, and secrets kept out of everything.
  */
+
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { groupMembers, toolLog, waitFor } from './helpers/processes.js';
 import {
   CLI,
   type CliResult,
@@ -102,32 +104,6 @@ function goTime(created: string): string {
   const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d(?:\.\d+)?)Z$/.exec(created);
   if (!m) throw new Error(`not a UTC RFC 3339 time: ${created}`);
   return `${m[1]} ${m[2]} +0000 UTC`;
-}
-
-/** Live members of a process group (zombies do not count), from /proc. */
-function groupMembers(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses: read after the last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') pids.push(Number(p));
-  }
-  return pids;
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** Waits for the local-exec of SLOW_TF to start; its process group (terraform's). */
@@ -298,14 +274,7 @@ output "token" {
     expect((await run.done).signal).toBe('SIGKILL');
 
     // The apply's output file says terraform was interrupted (SIGINT, its graceful stop).
-    const applyLog = () => {
-      for (const d of readdirSync(runnerTemp))
-        for (const f of readdirSync(join(runnerTemp, d)).filter((n) => n.endsWith('-log'))) {
-          const text = readFileSync(join(runnerTemp, d, f), 'utf8');
-          if (text.includes('terraform_data.main: Creating...')) return text;
-        }
-      return '';
-    };
+    const applyLog = () => toolLog(runnerTemp, 'terraform_data.main: Creating...');
     await waitFor('terraform to print "Interrupt received."', () => applyLog().includes('Interrupt received.'), 1_000);
     const interruptedAfter = Date.now() - killed;
     expect(interruptedAfter).toBeLessThan(1_000);

@@ -15,6 +15,7 @@
  * with a go-plugin provider process in terraform's group, and checks from terraform's debug log
  * that it ended as terraform closed it, not of a signal.
  */
+
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ import { useToolHelpers } from '../src/core/proc/spawner.js';
 import { stopsListedIn, watchdogStateFile } from '../src/core/proc/watchdog.js';
 import { Cancellation } from '../src/core/util/cancel.js';
 import { type Running as Step, setup, startStep, step, type Work } from './helpers/action-step.js';
+import { groupMembers, procStat as stat, toolLog, waitFor } from './helpers/processes.js';
 import {
   type CliResult,
   commitFiles,
@@ -32,7 +34,6 @@ import {
   makeRepo,
   nyl,
   nylJson,
-  sleep,
   startNyl,
   tempDir,
   waitForFile,
@@ -45,43 +46,6 @@ for (const k of Object.keys(process.env)) if (k.startsWith('TF_')) delete proces
 type Json = any;
 
 const out = (r: CliResult) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
-
-/** A process's state, parent and group, from /proc; undefined when it is gone. */
-function stat(pid: number | string): { comm: string; state: string; ppid: number; pgrp: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // pid (comm) state ppid pgrp …; comm may hold spaces and parentheses: read after the last ')'.
-  const [state = '', ppid, pgrp] = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return {
-    comm: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')),
-    state,
-    ppid: Number(ppid),
-    pgrp: Number(pgrp),
-  };
-}
-
-/** Live members of a process group (zombies do not count). */
-function groupMembers(pgid: number): { pid: number; comm: string; ppid: number }[] {
-  const members: { pid: number; comm: string; ppid: number }[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    const s = stat(p);
-    if (s && s.pgrp === pgid && s.state !== 'Z' && s.state !== 'X') members.push({ pid: Number(p), ...s });
-  }
-  return members;
-}
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 // =============================================================================================
 // A leader-only tool, without terraform: a node "tool" that starts a child in its group.
@@ -546,14 +510,7 @@ suite('terraform stopped the way it asks: SIGINT to terraform alone, SIGKILL to 
     const killed = Date.now();
     run.child.kill('SIGKILL');
     expect((await run.done).signal).toBe('SIGKILL');
-    const applyLog = () => {
-      for (const d of readdirSync(runnerTemp))
-        for (const f of readdirSync(join(runnerTemp, d)).filter((n) => n.endsWith('-log'))) {
-          const text = readFileSync(join(runnerTemp, d, f), 'utf8');
-          if (text.includes('terraform_data.main: Creating...')) return text;
-        }
-      return '';
-    };
+    const applyLog = () => toolLog(runnerTemp, 'terraform_data.main: Creating...');
     await waitFor('terraform to end', () => applyLog().includes('signal: killed.'), 3_000);
     // Gone once terraform ended: the provisioner's orphaned sleep went with the SIGKILL, well within the grace.
     await waitFor('the group to end', () => groupMembers(s.pgid).length === 0, 3_000);
@@ -607,12 +564,7 @@ suite('terraform stopped the way it asks: SIGINT to terraform alone, SIGKILL to 
     const post = await step('post', w, { runId: '5101', inputs, state: killed.state });
     expect(post.code, post.stdout + post.stderr).toBe(0);
     expect(groupMembers(s.pgid)).toEqual([]);
-    const logs = readdirSync(runnerTemp).flatMap((d) =>
-      readdirSync(join(runnerTemp, d))
-        .filter((f) => f.endsWith('-log'))
-        .map((f) => readFileSync(join(runnerTemp, d, f), 'utf8')),
-    );
-    const applyLog = logs.find((t) => t.includes('terraform_data.main: Creating...')) ?? '';
+    const applyLog = toolLog(runnerTemp, 'terraform_data.main: Creating...');
     await expectStoppedAsAsked(moduleDir, applyLog, debug.path, s);
 
     rmSync(join(moduleDir, 'slow'));

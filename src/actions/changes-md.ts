@@ -55,3 +55,16 @@ export function changesMd(rows: UnitRow[], cap = Number.POSITIVE_INFINITY): stri
   const blocks = rows.flatMap((r) => unitChangesMd(r, cap));
   return blocks.length ? ['#### Resource changes', '', ...blocks].join('\n').trimEnd() : '';
 }
+
+/**
+ * The section within a size: every resource line if it fits, else fewer per unit (the rest
+ * counted), else `leftOut` alone. Lines, led by a blank one; none when no unit has changes.
+ */
+export function fittedChangesMd(rows: UnitRow[], fits: (lines: string[]) => boolean, leftOut: string): string[] {
+  for (const cap of [Number.POSITIVE_INFINITY, 200, 100, 50, 20, 5, 0]) {
+    const md = changesMd(rows, cap);
+    const lines = md ? ['', ...md.split('\n')] : [];
+    if (fits(lines)) return lines;
+  }
+  return ['', leftOut];
+}

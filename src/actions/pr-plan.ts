@@ -5,7 +5,7 @@ import { keptKey, type ReviewedPlan } from '../core/ops/plan/plan.js';
 import { keptPlan, unitLevelResult } from '../core/ops/plan/reviewed.js';
 import type { RunReport, UnitRow } from '../core/ops/workspace/report.js';
 import { masker } from '../core/util/mask.js';
-import { changesMd } from './changes-md.js';
+import { fittedChangesMd } from './changes-md.js';
 import { inline } from './markdown.js';
 
 /**
@@ -109,7 +109,11 @@ export function planComment(plan: RunReport, opts: { note?: string; budget?: num
   const table = (rows: UnitRow[]) => ['| Unit | Kind | Plan | Why |', '| --- | --- | --- | --- |', ...rows.map(row)];
   const collapsed = (title: string, rows: UnitRow[]) =>
     rows.length ? ['', `<details><summary>${title}</summary>`, '', ...table(rows), '', '</details>'] : [];
-  const changes = fittedChanges(plan.rows, (c) => fits([...head, ...table(acting), ...c, ...tail]));
+  const changes = fittedChangesMd(
+    plan.rows,
+    (c) => fits([...head, ...table(acting), ...c, ...tail]),
+    '_The resource changes are left out: the comment is kept under GitHub’s limit; the job summary has them._',
+  );
   let body = [
     ...head,
     ...(acting.length ? table(acting) : ['Nothing executes.']),
@@ -134,22 +138,6 @@ export function planComment(plan: RunReport, opts: { note?: string; budget?: num
   }
   // The rows for a later staleness check, when they fit too.
   return fits(body) ? `${body.join('\n')}\n${data}\n` : `${body.join('\n')}\n`;
-}
-
-/**
- * The resource changes section at the most lines per unit that fits (every one, else fewer, each
- * unit's cut counted); none when not even the headlines fit.
- */
-function fittedChanges(rows: UnitRow[], fits: (lines: string[]) => boolean): string[] {
-  for (const cap of [Number.POSITIVE_INFINITY, 200, 100, 50, 20, 5, 0]) {
-    const md = changesMd(rows, cap);
-    const lines = md ? ['', ...md.split('\n')] : [];
-    if (fits(lines)) return lines;
-  }
-  return [
-    '',
-    '_The resource changes are left out: the comment is kept under GitHub’s limit; the job summary has them._',
-  ];
 }
 
 /** The token, rows and resource changes of an environment's plan comment. */

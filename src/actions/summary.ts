@@ -11,7 +11,7 @@ import {
 import type { OpReport, RunReport, UnitRow } from '../core/ops/workspace/report.js';
 import { canonicalJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
-import { changesMd } from './changes-md.js';
+import { fittedChangesMd } from './changes-md.js';
 import { code, inline } from './markdown.js';
 
 /** GitHub drops a job summary over 1 MiB whole: stay well under it. */
@@ -262,7 +262,14 @@ export function jobSummary(report: RunReport, ctx: SummaryContext = {}, budget =
   const graphLeftOut = '_The wave graph is left out: the summary is kept under 1 MiB._';
   const tooBig =
     ctx.graph && !wanted && ctx.graph.waves.flat().length ? '_The wave graph is left out above 300 units._' : '';
-  const changes = changesMd(report.rows);
+  // At most a quarter of the budget: the rows and the facts come first.
+  const changes = fittedChangesMd(
+    report.rows,
+    (lines) => Buffer.byteLength(lines.join('\n')) < budget / 4,
+    '_The resource changes are left out: the summary is kept under 1 MiB._',
+  )
+    .join('\n')
+    .trim();
   const sections = (table: string, graph: string) =>
     `${[heading, needs, notes, table, changes, facts, graph].filter(Boolean).join('\n\n')}\n`;
   // Everything but the rows and the graph, plus room for the cut row and the graph's note.

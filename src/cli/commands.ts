@@ -103,7 +103,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
         type: 'string',
         multiple: true,
         value: 'U',
-        help: 'approve re-running U where it is not safe (drift repair, reapply); repeatable',
+        help: 'approve re-running U where it is not safe (drift repair, reapply), or the deletes and replaces its plan makes (OpenTofu, Terraform); repeatable',
       },
       unit: { type: 'string', multiple: true, value: 'U', help: 'with --reapply: a unit to execute again; repeatable' },
       reapply: { type: 'boolean', help: 'execute the --unit units although their receipts are current' },

@@ -149,10 +149,13 @@ function removeQuietly(path: string): void {
 }
 
 /** A tool that never started made no effect: failed, and run again once its input changes. */
+export const notStartedReason = (r: { startError?: string }) =>
+  `could not be started (${r.startError ?? 'spawn failed'}); it made no effect`;
+
 export function notStartedResult(r: { startError?: string; durationMs: number }, log = ''): ExecuteResult {
   return {
     status: 'failed',
-    reason: `could not be started (${r.startError ?? 'spawn failed'}); it made no effect`,
+    reason: notStartedReason(r),
     retryable: false,
     log,
     durationMs: r.durationMs,

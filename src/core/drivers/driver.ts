@@ -28,6 +28,8 @@ export interface SavedPlan {
   changes: PlannedChanges;
   /** The plan's own log (init, plan, show): the unit's log starts with it. */
   log?: string;
+  /** How long the plan took: the unit's timeout covers its plan and its apply. */
+  durationMs?: number;
 }
 
 /** How a plan is made: kept in `out` to be applied, or speculative (dropped). Neither takes the state lock. */

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { PlannedChanges } from '../changes/model.js';
 import { workPath } from '../proc/workdir.js';
 import type { DesiredUnit } from '../resolve/desired.js';
-import { notStartedResult } from './command.js';
+import { notStartedReason, notStartedResult } from './command.js';
 import type {
   Driver,
   ExecuteContext,
@@ -46,7 +46,13 @@ function planFailure(ctx: ExecuteContext, defaultBinary: string, f: Step, log: s
   const what = f.argv[1];
   const cancelled = r.cancelled;
   const base = { status: 'failed' as const, log, durationMs, ...(cancelled ? { cancelled } : {}) };
-  if (!r.started) return { ...base, reason: `${what} could not be started (${r.startError ?? 'spawn failed'})` };
+  // Not started: as for any unit, no effect, and not tried again until someone acts (nyl recover).
+  if (!r.started)
+    return {
+      ...base,
+      reason: notStartedReason(r),
+      retryable: false,
+    };
   if (r.timedOut) return { ...base, reason: `${what} timed out; nothing was applied` };
   if (cancelled) return { ...base, reason: `run ${ctx.run} was cancelled during ${what}; nothing was applied` };
   if (r.exitCode === null) return { ...base, reason: `${what} was killed by ${r.signal}; nothing was applied` };
@@ -107,12 +113,14 @@ async function execute(ctx: ExecuteContext, defaultBinary: string): Promise<Exec
     const file = workPath('apply.tfplan');
     const p = await plan(ctx, defaultBinary, { out: file });
     if (p.status === 'failed') return notApplied(p);
-    saved = { file, changes: p.changes, log: p.log };
+    saved = { file, changes: p.changes, log: p.log, durationMs: p.durationMs };
   }
   let log = saved.log ?? '';
   const file = saved.file;
+  // What is left of the unit's timeout once it is planned.
+  const left = { ...ctx, timeoutMs: Math.max(1, ctx.timeoutMs - (saved.durationMs ?? 0)) };
   try {
-    const s = await tfSession(ctx, defaultBinary, (c) => [c.applyPlan(file), c.output], { setup: false });
+    const s = await tfSession(left, defaultBinary, (c) => [c.applyPlan(file), c.output], { setup: false });
     log += s.log;
     if (s.failed) return failureResult(ctx, defaultBinary, s.failed, log);
     return applied(s.done[s.done.length - 1]?.result.stdout ?? '{}', saved.changes, log, Date.now() - started);

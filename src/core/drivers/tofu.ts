@@ -38,9 +38,7 @@ export function tfCommands(binary: string, spec: TfSpec, root: string, nylVarFil
     ...(spec.varFiles ?? []).map((f) => `-var-file=${join(root, f)}`),
     ...(nylVarFile ? [`-var-file=${nylVarFile}`] : []),
   ];
-  // applyArgs shape what is applied (-target, -replace, -refresh=false, -parallelism): with a saved
-  // plan that is decided when planning, so they go to the plan (-auto-approve is apply's alone).
-  const planArgs = (spec.applyArgs ?? []).filter((a) => !/^--?auto-approve(=.*)?$/.test(a));
+  const { planArgs, applyArgs } = splitApplyArgs(spec.applyArgs ?? []);
   // -no-color: the tools colour their output even into a pipe, and logs and parsing want plain text.
   return {
     init: [binary, 'init', '-input=false', '-no-color', ...(spec.initArgs ?? [])],
@@ -61,7 +59,24 @@ export function tfCommands(binary: string, spec: TfSpec, root: string, nylVarFil
       ...planArgs,
     ],
     show: (file) => [binary, 'show', '-json', '-no-color', file],
-    applyPlan: (file) => [binary, 'apply', '-auto-approve', '-input=false', '-no-color', file],
+    applyPlan: (file) => [binary, 'apply', '-auto-approve', '-input=false', '-no-color', ...applyArgs, file],
+  };
+}
+
+/** Options that decide what is planned: with a saved plan they are the plan's, and apply refuses them. */
+const PLANNING = /^--?(target|replace|refresh|refresh-only|destroy|var|var-file)(=|$)/;
+/** Options of apply alone (plan refuses them); -auto-approve nyl gives itself. */
+const APPLYING = /^--?(auto-approve|backup|state-out)(=|$)/;
+
+/**
+ * `applyArgs` with a saved plan: what shapes the changes (-target, -replace, -refresh=false) goes to
+ * the plan; what shapes the apply (-backup, -state-out) to it; what both take (-parallelism,
+ * -lock-timeout, -compact-warnings) to both.
+ */
+export function splitApplyArgs(args: string[]): { planArgs: string[]; applyArgs: string[] } {
+  return {
+    planArgs: args.filter((a) => !APPLYING.test(a)),
+    applyArgs: args.filter((a) => !PLANNING.test(a) && !/^--?auto-approve(=|$)/.test(a)),
   };
 }
 

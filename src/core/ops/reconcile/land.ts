@@ -1,5 +1,6 @@
-import { isDestructive } from '../../changes/counts.js';
+import { needsApproval } from '../../changes/counts.js';
 import type { DesiredUnit } from '../../resolve/desired.js';
+import { allowsDestructive } from '../../resolve/select.js';
 import type { ObservedUnit } from '../../state/documents.js';
 import { GRACE_MS, RESOLUTION_TIMEOUT_MS } from '../../state/lease.js';
 import { crashPoint } from '../../util/crash.js';
@@ -144,9 +145,10 @@ function rowsOf(l: LandInput, ex: Executed): UnitRow[] {
 async function messageOf(l: LandInput, ex: Executed, rows: UnitRow[]): Promise<string> {
   const done = (n: string) => ['executed', 'recovered'].includes(ex.outcomes.get(n)?.row.result ?? '');
   const ran = (why: string) => [...ex.executions].filter(([n, e]) => e.why === why && done(n)).map(([n]) => n);
-  // Approved: unsafe re-runs, and deletes or replaces of a plan (--approve).
+  // Approved: unsafe re-runs, and deletes or replaces nothing in the configuration allows (applied
+  // only with --approve or a reviewed plan that listed them).
   const destroyed = (n: string) =>
-    l.scope.approved.has(n) && !!ex.outcomes.get(n)?.row.changes?.resources.some(isDestructive);
+    !allowsDestructive(l.sel, n) && !!ex.outcomes.get(n)?.row.changes?.resources.some(needsApproval);
   const approved = [...ex.executions].filter(([n, e]) => (e.approvedBy || destroyed(n)) && done(n)).map(([n]) => n);
   const sig = await l.ctx.repo.signature();
   const by = `${sig.name} <${sig.email}>`;

@@ -74,7 +74,12 @@ async function planNow(r: RunInput, t: Task): Promise<Planned> {
   });
   if (!p) return { status: 'failed', reason: 'its kind cannot plan', log: '', durationMs: 0 };
   if (p.status === 'failed') return p;
-  return { status: 'planned', saved: { file, changes: p.changes, log: p.log }, reviewed: false, log: p.log };
+  return {
+    status: 'planned',
+    saved: { file, changes: p.changes, log: p.log, durationMs: p.durationMs },
+    reviewed: false,
+    log: p.log,
+  };
 }
 
 /**

@@ -87,7 +87,11 @@ async function planEach(
     if (ctx.cancellation.requested) return void made.push({ unit, desired, cancelled: true, file });
     const p = await driverFor(desired.kind).plan?.(toolContext(ctx, sel.environment, run, desired), { out: file });
     if (p?.status === 'planned')
-      return void made.push({ unit, desired, saved: { file, changes: p.changes, log: p.log } });
+      return void made.push({
+        unit,
+        desired,
+        saved: { file, changes: p.changes, log: p.log, durationMs: p.durationMs },
+      });
     if (p?.cancelled) return void made.push({ unit, desired, cancelled: true, file });
     made.push({ unit, desired, failed: p?.reason ?? 'its kind cannot plan', file });
   });

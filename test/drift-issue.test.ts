@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getOctokit } from '@actions/github';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DRIFT_LABEL, driftMarker, driftTitle, syncDriftIssue } from '../src/actions/drift-issue.js';
+import { DRIFT_LABEL, driftMarker, driftTitle, type Finding, syncDriftIssue } from '../src/actions/drift-issue.js';
 
 const OWNER = 'o';
 const REPO = 'r';
@@ -165,7 +165,7 @@ async function world(mode: LabelMode) {
   api.mode = mode;
   await api.start();
   const gh = getOctokit(TOKEN, { baseUrl: api.url });
-  const sync = (findings: { unit: string; detail: string }[], env = 'dev', run = 'https://github.example/run/1') =>
+  const sync = (findings: Finding[], env = 'dev', run = 'https://github.example/run/1') =>
     syncDriftIssue(gh, { owner: OWNER, repo: REPO }, env, findings, run);
   return { api, sync };
 }
@@ -260,5 +260,28 @@ describe('drift issue without the label', () => {
     const body = api.issues[0]?.body ?? '';
     expect(body).toContain('| a | bad &lt;!-- hides the rest \\| and breaks the table<br>line |');
     expect(body.match(/<!--/g)).toHaveLength(2); // the two markers, nothing else
+  });
+
+  it('names the resources a Terraform unit drifted in (50 a unit, the rest counted); new resources update it', async () => {
+    const { api, sync } = await world('ok');
+    const resources = Array.from({ length: 60 }, (_, i) => ({
+      address: `terraform_data.r[${i}]`,
+      action: 'update' as const,
+    }));
+    await sync([{ unit: 'net', detail: 'Plan: 0 to add, 60 to change, 0 to destroy.', resources }]);
+    const body = api.issues[0]?.body ?? '';
+    expect(body).toContain('**net**: 60 resources drifted');
+    expect(body).toContain('- `~` `terraform_data.r[0]`');
+    expect(body).toContain('- `~` `terraform_data.r[49]`');
+    expect(body).not.toContain('terraform_data.r[50]');
+    expect(body).toContain('- … 10 more');
+    const again = await sync([
+      {
+        unit: 'net',
+        detail: 'Plan: 0 to add, 60 to change, 0 to destroy.',
+        resources: [...resources.slice(1), { address: 'x.y', action: 'create' }],
+      },
+    ]);
+    expect(again).toMatchObject({ action: 'updated' });
   });
 });

@@ -455,6 +455,13 @@ resource "terraform_data" "slow" {
     });
     const status = await nyl(dir, ['status', ...LOCAL]);
     expect(status.stdout).toContain('terraform_data.b will be created');
+    expect(changeLines(status.stdout, 'net', 'drift')).toEqual(['drift of net: +1 ~0 -/+0 -0', '  +  terraform_data.b']);
+    const statusJson = await nylJson(dir, ['status', ...LOCAL]);
+    expect((statusJson.json.rows as Json[])[0]).toMatchObject({
+      unit: 'net',
+      result: 'drifted',
+      drift: { counts: { create: 1 }, resources: [{ address: 'terraform_data.b', action: 'create' }] },
+    });
     const repair = await nyl(dir, ['reconcile', ...LOCAL]);
     expect(repair.code, out(repair)).toBe(0);
     expect(parseTable(repair.stdout)[0]).toMatchObject({ RESULT: 'executed', DETAIL: '+1 ~0 -/+0 -0' });

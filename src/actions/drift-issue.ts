@@ -1,6 +1,8 @@
 import type { getOctokit } from '@actions/github';
+import { SYMBOL } from '../core/changes/counts.js';
+import type { ResourceAction } from '../core/changes/model.js';
 import { sha256Key } from '../core/util/canonical.js';
-import { inline } from './markdown.js';
+import { code, inline } from './markdown.js';
 
 type Octokit = ReturnType<typeof getOctokit>;
 type Issue = Awaited<ReturnType<Octokit['rest']['issues']['listForRepo']>>['data'][number];
@@ -8,6 +10,27 @@ type Issue = Awaited<ReturnType<Octokit['rest']['issues']['listForRepo']>>['data
 export interface Finding {
   unit: string;
   detail: string;
+  /** A Terraform/OpenTofu unit's drifted resources: address and the action that puts it back. */
+  resources?: { address: string; action: ResourceAction }[];
+}
+
+/** Resources named per unit; the rest counted (an issue body holds 65,536 characters). */
+const RESOURCES_MAX = 50;
+
+/** Per unit with them, its drifted resources, Terraform's symbols. */
+function resourceLines(findings: Finding[]): string[] {
+  return findings.flatMap((f) => {
+    if (!f.resources?.length) return [];
+    const shown = f.resources.slice(0, RESOURCES_MAX).map((r) => `- ${code(SYMBOL[r.action])} ${code(r.address)}`);
+    const left = f.resources.length - shown.length;
+    return [
+      `**${inline(f.unit)}**: ${f.resources.length} resource${f.resources.length === 1 ? '' : 's'} drifted`,
+      '',
+      ...shown,
+      ...(left ? [`- … ${left} more`] : []),
+      '',
+    ];
+  });
 }
 
 export interface DriftIssueResult {
@@ -45,6 +68,7 @@ function body(env: string, findings: Finding[], runUrl?: string): string {
     // Tool text made inert: a `<!--` in a detail would hide the rest of the issue.
     ...findings.map((f) => `| ${inline(f.unit)} | ${inline(f.detail)} |`),
     '',
+    ...resourceLines(findings),
     `The next \`nyl reconcile -e ${env}\` repairs what its driftRepair setting allows; this issue is updated by each scheduled verify and closed when the drift is gone.`,
     '',
     driftMarker(env),

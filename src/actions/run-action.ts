@@ -281,7 +281,13 @@ async function driftAlerts(
       getOctokit(token),
       { owner, repo },
       report.environment,
-      drifted.map((d) => ({ unit: d.unit, detail: d.detail })),
+      drifted.map((d) => ({
+        unit: d.unit,
+        detail: d.detail,
+        ...(d.changes?.resources.length
+          ? { resources: d.changes.resources.map(({ address, action }) => ({ address, action })) }
+          : {}),
+      })),
       workflowRunUrl(),
     );
     setOutput('drift-issue', r.number ? String(r.number) : '');

@@ -13,9 +13,20 @@ export const RESULTS = { 0: 'success', 1: 'failed', 2: 'refused', 3: 'drift', 4:
 const SUPERSEDED = 'superseded';
 
 /** A Terraform/OpenTofu unit's resource changes in a row: names and actions, never values. */
+const resourceAction = z.enum(['create', 'update', 'replace', 'delete', 'read', 'forget']);
+const int = z.number().check(z.int());
+
+const DRIFT_SAYS =
+  'status: the resources the last verify of a drifted Terraform/OpenTofu unit found drifted, as the actions that would put them back';
+const driftSchema = () =>
+  z.object({
+    counts: z.object({ create: int, update: int, replace: int, delete: int, read: int }),
+    resources: z.array(z.object({ address: z.string(), action: resourceAction })),
+  });
+
 const changesSchema = () => {
-  const action = z.enum(['create', 'update', 'replace', 'delete', 'read', 'forget']);
-  const n = z.number().check(z.int());
+  const action = resourceAction;
+  const n = int;
   return described(
     z.object({
       counts: z.object({ create: n, update: n, replace: n, delete: n, read: n }),
@@ -76,6 +87,7 @@ const buildReportSchema = () => {
       'plan: the files whose content changed since the receipt, when that is why the unit executes',
     ),
     changes: opt(changesSchema()),
+    drift: described(z.optional(driftSchema()), DRIFT_SAYS),
     changesNote: described(
       opt(str),
       'Why a Terraform/OpenTofu unit shows no resource changes: its inputs wait for a unit that executes first, its plan failed, it was not planned',

@@ -1,5 +1,5 @@
 import { countsText, SYMBOL } from '../core/changes/counts.js';
-import type { RecordedChanges } from '../core/changes/model.js';
+import type { RecordedChanges, ResourceChange, UnitChanges } from '../core/changes/model.js';
 import type { OpReport, RunReport, StatusReport, UnitRow } from '../core/ops/workspace/report.js';
 import { canonicalJson, prettyJson } from '../core/util/canonical.js';
 import type { Problem } from '../core/util/errors.js';
@@ -52,14 +52,22 @@ function withProblems(out: string[], problems: Problem[]): string {
  * then one line per resource (destructive first, Terraform's symbols, the attributes that change)
  * and the outputs; a unit without them says why (it waits for a unit that executes first, …).
  */
-export function renderChanges(rows: UnitRow[], label = 'changes'): string[] {
+type ChangesRow = Pick<UnitRow, 'unit' | 'changesNote'> & {
+  changes?: {
+    counts: UnitChanges['counts'];
+    resources: Pick<ResourceChange, 'address' | 'action' | 'attributes' | 'tainted'>[];
+    outputs?: UnitChanges['outputs'];
+  };
+};
+
+export function renderChanges(rows: ChangesRow[], label = 'changes'): string[] {
   const out: string[] = [];
   for (const r of rows) {
     if (r.changes) {
       out.push(`${label} of ${r.unit}: ${countsText(r.changes.counts)}`);
       const w = Math.max(0, ...r.changes.resources.map((c) => SYMBOL[c.action].length));
       for (const c of r.changes.resources) out.push(`  ${SYMBOL[c.action].padEnd(w)}  ${c.address}${notes(c)}`);
-      if (r.changes.outputs.length)
+      if (r.changes.outputs?.length)
         out.push(`  outputs: ${r.changes.outputs.map((o) => `${SYMBOL[o.action]} ${o.name}`).join(', ')}`);
     } else if (r.changesNote) out.push(`${label} of ${r.unit}: ${r.changesNote}`);
   }
@@ -101,6 +109,11 @@ export function renderStatus(r: StatusReport): string {
       table(
         ['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'],
         r.rows.map((x) => [x.unit, x.kind, x.state, x.receipt, x.lastRun, x.detail.replace(/\n/g, ' | ')]),
+      ),
+      // What a verify found drifted, resource by resource.
+      ...renderChanges(
+        r.rows.map((x) => ({ unit: x.unit, ...(x.drift ? { changes: x.drift } : {}) })),
+        'drift',
       ),
       '',
       facts([

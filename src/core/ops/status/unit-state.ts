@@ -1,3 +1,4 @@
+import { countsOf } from '../../changes/counts.js';
 import { keyMatch } from '../../resolve/desired.js';
 import type { Condition, ObservedUnit } from '../../state/documents.js';
 import type { EnvState } from '../../state/read.js';
@@ -12,6 +13,7 @@ interface Said {
   state: string;
   detail: string;
   problem?: Problem;
+  drift?: StatusRow['drift'];
 }
 
 /** Whether the receipt is of the document the unit has now (a receipt of an earlier nyl is). */
@@ -60,7 +62,14 @@ function driftSaid(env: string, name: string, ev: Evaluation, o: ObservedUnit | 
     exit: Exit.refused,
     fix,
   });
-  return { state: 'drifted', detail, problem: p };
+  const resources = o?.drift?.resources;
+  const drift = resources?.length
+    ? {
+        counts: countsOf(resources.map(([, action]) => ({ action }))),
+        resources: resources.map(([address, action]) => ({ address, action })),
+      }
+    : undefined;
+  return { state: 'drifted', detail, problem: p, ...(drift ? { drift } : {}) };
 }
 
 /** What its evaluation says of a unit without a condition. */
@@ -103,6 +112,7 @@ export function unitState(env: string, e: EvaluatedUnit, recorded: EnvState): { 
     receipt,
     lastRun: o?.lastRun ?? '',
     detail: said.detail,
+    ...(said.drift ? { drift: said.drift } : {}),
   };
   return { row, ...(said.problem ? { problem: said.problem } : {}) };
 }

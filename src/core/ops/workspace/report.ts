@@ -1,4 +1,4 @@
-import type { UnitChanges } from '../../changes/model.js';
+import type { Counts, ResourceAction, UnitChanges } from '../../changes/model.js';
 import { Exit, type ExitCode, type Problem, worstExit } from '../../util/errors.js';
 
 export interface UnitRow {
@@ -47,6 +47,8 @@ export interface StatusRow {
   receipt: string;
   lastRun: string;
   detail: string;
+  /** A drifted Terraform/OpenTofu unit: the resources its last verify found drifted, and how. */
+  drift?: { counts: Counts; resources: { address: string; action: ResourceAction }[] };
 }
 
 export interface StatusReport {

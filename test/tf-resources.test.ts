@@ -455,7 +455,10 @@ resource "terraform_data" "slow" {
     });
     const status = await nyl(dir, ['status', ...LOCAL]);
     expect(status.stdout).toContain('terraform_data.b will be created');
-    expect(changeLines(status.stdout, 'net', 'drift')).toEqual(['drift of net: +1 ~0 -/+0 -0', '  +  terraform_data.b']);
+    expect(changeLines(status.stdout, 'net', 'drift')).toEqual([
+      'drift of net: +1 ~0 -/+0 -0',
+      '  +  terraform_data.b',
+    ]);
     const statusJson = await nylJson(dir, ['status', ...LOCAL]);
     expect((statusJson.json.rows as Json[])[0]).toMatchObject({
       unit: 'net',

@@ -29,6 +29,7 @@ import {
   tempDir,
   waitForFile,
 } from './helpers/repo.js';
+import { startTfHttpBackend } from './helpers/tf-http-backend.js';
 
 for (const k of Object.keys(process.env)) if (k.startsWith('TF_')) delete process.env[k];
 
@@ -347,6 +348,48 @@ resource "terraform_data" "f" {
     const approved = await nyl(dir, ['reconcile', ...LOCAL, '--approve', 'flaky'], ok);
     expect(approved.code, out(approved)).toBe(0);
     expect(results(approved.stdout)).toEqual({ flaky: 'executed', net: 'current' });
+  });
+
+  it('an http backend: plans take no lock; the reviewed file is applied under the one lock of its apply; a state changed in the backend is refused', async () => {
+    const backend = await startTfHttpBackend();
+    try {
+      const dir = makeRepo({
+        '.gitignore': GITIGNORE,
+        'tf/net/main.tf': backend.hcl + NET_TF,
+        'nyl.yaml': ENV_DEV + tfUnit('net', { module: 'tf/net', variables: { name: 'alpha-7f3q' } }),
+      });
+      const locks = () => backend.requests.filter((r) => r.method === 'LOCK').length;
+      expect((await nyl(dir, ['reconcile', ...LOCAL])).code).toBe(0);
+      setName(dir, 'alpha-7f3q', 'delta-3m8v');
+      const file = join(tempDir('nyl-plan-file-'), 'plan.json');
+      let before = locks();
+      const reviewed = await nyl(dir, ['plan', ...LOCAL, '--out', file]);
+      expect(reviewed.code, out(reviewed)).toBe(0);
+      expect(changeLines(reviewed.stdout, 'net')[0]).toBe('changes of net: +0 ~1 -/+1 -1');
+      expect(locks() - before).toBe(0);
+
+      before = locks();
+      const deploy = await nyl(dir, ['reconcile', ...LOCAL, '--plan', file]);
+      expect(deploy.code, out(deploy)).toBe(0);
+      expect(results(deploy.stdout)).toEqual({ net: 'executed' });
+      expect(locks() - before).toBe(1);
+      expect(backend.lock()).toBeUndefined();
+      expect(JSON.stringify(JSON.parse(backend.state() as string).resources.map((r: Json) => r.name))).toBe(
+        '["a","b"]',
+      );
+
+      // Reviewed again, then `a` leaves the backend's state behind nyl's back: refused, nothing applied.
+      setName(dir, 'delta-3m8v', 'zeta-2k9w');
+      expect((await nyl(dir, ['plan', ...LOCAL, '--out', file])).code).toBe(0);
+      // Not spawnSync: the backend answers from this very process.
+      const rm = spawn('terraform', ['state', 'rm', 'terraform_data.a'], { cwd: join(dir, 'tf/net'), stdio: 'ignore' });
+      expect(await new Promise((res) => rm.on('close', res))).toBe(0);
+      const stale = await nyl(dir, ['reconcile', ...LOCAL, '--plan', file]);
+      expect(stale.code, out(stale)).toBe(2);
+      expect(stale.stderr).toContain('net: terraform_data.a (create, was update)');
+    } finally {
+      await backend.close();
+    }
   });
 
   it('a secret in an address (a for_each key) is masked where the plan is kept, and the reviewed plan still applies', async () => {

@@ -62,6 +62,8 @@ export const SCHEMAS = {
     plan: z.string(),
     'allow-older-source': bool('allow-older-source'),
     'plan-from-pr': bool('plan-from-pr'),
+    deployments: bool('deployments'),
+    'deployment-environment': z.string(),
   }),
   recover: z.object({ ...common, unit: z.string(), retry: bool('retry'), accept: z.string(), reason: z.string() }),
   verify: z.object({ ...common, 'fail-on-drift': bool('fail-on-drift'), 'drift-issue': bool('drift-issue') }),
@@ -87,6 +89,7 @@ const DEFAULTS: Record<string, string> = {
   comment: 'true',
   'drift-issue': 'false',
   'resource-plans': 'false',
+  deployments: 'false',
 };
 
 export class InputError extends Error {}

@@ -44,6 +44,30 @@ export async function runPost(): Promise<void> {
   } finally {
     ctx?.repo.close();
   }
+  await endDeployment();
+}
+
+/**
+ * The deployment the main step started and could not finish: `error` (the job was cancelled or
+ * killed mid-run; the next run converges or recovers what it left). The Deployments client is
+ * loaded only then.
+ */
+async function endDeployment(): Promise<void> {
+  const id = Number(core.getState('deployment'));
+  const environment = core.getState('deployment-environment');
+  if (!id || !environment || core.getState('deployment-done')) return;
+  const token = core.getInput('token') || process.env.GITHUB_TOKEN || '';
+  const [{ Deployments, deploymentsClient }, { context }] = await Promise.all([
+    import('../github/deployments.js'),
+    import('@actions/github'),
+  ]);
+  const d = new Deployments(deploymentsClient(token), { ...context.repo, environment, production: false }, (message) =>
+    core.warning(message, { title: 'NYL-DEPLOYMENT' }),
+  );
+  d.id = id;
+  await d.status('error', {
+    description: 'the job was cancelled or killed before the run landed; the next run takes over',
+  });
 }
 
 /** Waits, polling every `step` ms, until `done` or `ms` have passed. */

@@ -16,7 +16,10 @@ import { Cancellation } from '../core/util/cancel.js';
 import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
+import type { DeploymentRun } from '../github/deployment-run.js';
+import { deploymentsClient } from '../github/deployments.js';
 import { actionsJobLookup, currentJob } from '../github/jobs.js';
+import { deploymentStep } from './deployment-step.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { annotate, setOutput, useActorIdentity, useToken, workflowRunUrl } from './face.js';
 import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
@@ -161,6 +164,7 @@ async function workspaceOf(
   inputs: Inputs<ActionName>,
   cancellation: Cancellation,
   apiToken: string,
+  deployment?: DeploymentRun,
 ): Promise<OpContext> {
   // Which job holds the lease, recorded with it: a later run asks the API whether it finished.
   if (apiToken && (name === 'reconcile' || name === 'recover')) setCurrentJob(await currentJob(apiToken));
@@ -181,6 +185,7 @@ async function workspaceOf(
       onEvent: (e) => {
         if (e.type === 'unit-start') core.info(`nyl: ${e.unit} (${e.kind}) started`);
         else if (e.type === 'unit-finish') core.info(`nyl: ${e.unit} (${e.kind}) ${e.result} in ${e.durationMs}ms`);
+        else if (e.type === 'lease-taken') deployment?.onEvent(e);
         else core.info(`nyl: ${e.text}`);
       },
     },
@@ -245,11 +250,18 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
   const inputs = inputsOrFail(name);
   if (!inputs) return;
   const { cancellation, unlisten } = prepareStep(name, inputs);
+  const apiToken = inputs.token || process.env.GITHUB_TOKEN || '';
+  const deployment = name === 'reconcile' ? deploymentOf(inputs as Inputs<'reconcile'>, apiToken) : undefined;
   let ctx: OpContext | undefined;
   try {
-    ctx = await workspaceOf(name, inputs, cancellation, inputs.token || process.env.GITHUB_TOKEN || '');
-    await reportOutcome(name, inputs, await operation(name, ctx, inputs));
+    ctx = await workspaceOf(name, inputs, cancellation, apiToken, deployment);
+    const report = await operation(name, ctx, inputs);
+    const url = 'url' in report && typeof report.url === 'string' ? report.url : undefined;
+    await deployment?.finish(report, url);
+    setOutput('environment-url', url ?? '');
+    await reportOutcome(name, inputs, report);
   } catch (e) {
+    await deployment?.finish({ error: e });
     await reportFailure(name, inputs, e);
   } finally {
     core.saveState('main', 'finished');
@@ -353,4 +365,27 @@ async function reconcileReviewed(
     }
     throw e;
   }
+}
+
+/** With `deployments: true`: the deployment this job keeps (a warning instead when there is no token). */
+function deploymentOf(inputs: Inputs<'reconcile'>, token: string): DeploymentRun | undefined {
+  if (!inputs.deployments) return undefined;
+  if (!token) {
+    core.warning('deployments needs a token (input token or GITHUB_TOKEN) with deployments: write', {
+      title: 'NYL-DEPLOYMENT',
+    });
+    return undefined;
+  }
+  const environment = inputs['deployment-environment'] || inputs.environment;
+  // The post step finishes a deployment the main step could not: it needs to know where.
+  core.saveState('deployment-environment', environment);
+  const target = {
+    ...context.repo,
+    environment,
+    production: false,
+    githubRun: process.env.GITHUB_RUN_ID,
+    logUrl: workflowRunUrl(),
+  };
+  const plan = inputs.plan || undefined;
+  return deploymentStep(deploymentsClient(token), target, plan);
 }

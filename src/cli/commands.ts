@@ -126,6 +126,15 @@ export const COMMANDS: Record<string, CommandSpec> = {
         type: 'boolean',
         help: 'apply a source commit older than the one the environment was last reconciled from (with --reason)',
       },
+      deployments: {
+        type: 'boolean',
+        help: 'record the run as a GitHub deployment (a token in GITHUB_TOKEN or GH_TOKEN with deployments: write; the repository from GITHUB_REPOSITORY or a github.com remote)',
+      },
+      'deployment-environment': {
+        type: 'string',
+        value: 'NAME',
+        help: 'with --deployments: the GitHub environment (default: the environment’s name)',
+      },
     },
     exits: `0 done, or superseded (an older source: nothing run); ${WRITE_FAILS}, or a unit failed; 2 lease held or broken, units awaiting approval, a stale or missing plan, a promotion gate or a diverged source refused, a batch not done or run by another request; 4 uncertain units, lease lost, run cancelled, a write in doubt`,
   },
@@ -248,6 +257,15 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ...COMMON,
       ...WAIT_LEASE,
       parallelism: { type: 'string', value: 'N', help: 'units of a wave at once (default: 4)' },
+      deployments: {
+        type: 'boolean',
+        help: 'mark the environment’s latest GitHub deployment inactive once torn down (a token in GITHUB_TOKEN or GH_TOKEN with deployments: write; the repository from GITHUB_REPOSITORY or a github.com remote)',
+      },
+      'deployment-environment': {
+        type: 'string',
+        value: 'NAME',
+        help: 'with --deployments: the GitHub environment (default: the environment’s name)',
+      },
     },
     exits: `0 done; ${WRITE_FAILS}, or a destroy failed; 2 lease held, held units; 4 uncertain units, lease lost, a write in doubt`,
   },

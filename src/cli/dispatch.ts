@@ -23,6 +23,7 @@ import { prettyJson } from '../core/util/canonical.js';
 import { Exit, NylError, problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import type { CheckedOptions } from './check.js';
+import { deployed } from './deployments.js';
 import type { Values } from './parse.js';
 
 /** Dispatch: the operation behind each command, given its checked options. */
@@ -49,18 +50,22 @@ const reconcileOf = ({ ctx, values, o }: Call) => {
       parallelism: o.parallelism,
     });
   const reviewed = planGiven(values.plan as string | undefined, o.environment);
-  return reconcile(ctx, {
-    environment: o.environment,
-    parallelism: o.parallelism,
-    approve: values.approve as string[] | undefined,
-    reapply: values.reapply ? { units: o.units, reason } : undefined,
-    plan: reviewed?.token,
-    ...(reviewed?.rows ? { reviewed } : {}),
-    allowOlderSource: values['allow-older-source'] ? { reason } : undefined,
-    failed: values.failed === true,
-    from: values.from ? { units: values.from as string[], reason } : undefined,
-    allowConfigChange: values['allow-config-change'] === true,
-  });
+  const run = () =>
+    reconcile(ctx, {
+      environment: o.environment,
+      parallelism: o.parallelism,
+      approve: values.approve as string[] | undefined,
+      reapply: values.reapply ? { units: o.units, reason } : undefined,
+      plan: reviewed?.token,
+      ...(reviewed?.rows ? { reviewed } : {}),
+      allowOlderSource: values['allow-older-source'] ? { reason } : undefined,
+      failed: values.failed === true,
+      from: values.from ? { units: values.from as string[], reason } : undefined,
+      allowConfigChange: values['allow-config-change'] === true,
+    });
+  if (!values.deployments) return run();
+  const dep = { environment: o.environment, githubEnvironment: values['deployment-environment'] as string | undefined };
+  return deployed(ctx, { ...dep, plan: reviewed?.token }, run);
 };
 
 /** `--plan`: a token as it is, or the plan file `nyl plan --out` wrote (its token, rows and resource changes). */
@@ -131,7 +136,15 @@ const HANDLERS: Record<string, (c: Call) => Promise<Report>> = {
       reason: o.reason,
       echo: !json,
     }),
-  teardown: ({ ctx, o }) => teardown(ctx, { environment: o.environment, parallelism: o.parallelism }),
+  teardown: ({ ctx, o, values }) => {
+    const run = () => teardown(ctx, { environment: o.environment, parallelism: o.parallelism });
+    if (!values.deployments) return run();
+    const dep = {
+      environment: o.environment,
+      githubEnvironment: values['deployment-environment'] as string | undefined,
+    };
+    return deployed(ctx, { ...dep, teardown: true }, run);
+  },
   'state forget': eachUnit(({ ctx, o }, unit) =>
     stateForget(ctx, { environment: o.environment, unit, reason: o.reason }),
   ),

@@ -51,6 +51,18 @@ const changesSchema = () => {
   );
 };
 
+/** The environment's URL (reconcile, status): Environment `url` resolved from recorded outputs. */
+const urlSchema = () => ({
+  url: described(
+    z.optional(z.string()),
+    "reconcile, status: the environment's url, its template resolved from the outputs recorded after the command",
+  ),
+  urlMissing: described(
+    z.optional(z.string()),
+    "reconcile, status: why the environment's url template gave no URL (an output missing or sensitive)",
+  ),
+});
+
 // The schema is built on first use (the `schema` command, tests): every other command only prints.
 const buildReportSchema = () => {
   const str = z.string();
@@ -122,6 +134,7 @@ const buildReportSchema = () => {
       source: described(opt(str), 'The commit the configuration was read from'),
       desired: described(opt(str), 'Tip of the desired ref after the command'),
       observed: described(opt(str), 'Tip of the observed ref after the command'),
+      ...urlSchema(),
       rows: z.array(rowSchema),
       facts: described(z.record(z.string(), z.unknown()), 'Typed facts of the command: plan token, imports, lease, …'),
       graph: opt(z.object({ waves: z.array(z.array(str)), edges: z.array(z.tuple([str, str])) })),
@@ -174,7 +187,14 @@ export function toJson(report: RunReport | StatusReport | OpReport, stats: Stats
     };
   const { source, desired, observed } = report;
   const run = 'run' in report ? report.run : undefined;
-  const tips = { ...(run ? { run } : {}), source, ...(desired ? { desired } : {}), ...(observed ? { observed } : {}) };
+  const tips = {
+    ...(run ? { run } : {}),
+    source,
+    ...(desired ? { desired } : {}),
+    ...(observed ? { observed } : {}),
+    ...(report.url !== undefined ? { url: report.url } : {}),
+    ...(report.urlMissing !== undefined ? { urlMissing: report.urlMissing } : {}),
+  };
   if (report.operation === 'status') {
     const s = report as StatusReport;
     return {

@@ -80,7 +80,13 @@ function notes(c: { attributes?: string[]; tainted?: true }): string {
   return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
-/** reconcile, plan, verify, teardown: the unit table, then run, source, tips and extras. */
+/** `url:` the environment's URL, or why its template gave none; no line without a `url` template. */
+const urlFact = (r: { url?: string; urlMissing?: string }): [string, unknown] => [
+  'url',
+  r.url ?? (r.urlMissing ? `none (${r.urlMissing})` : undefined),
+];
+
+/** reconcile, plan, verify, teardown: the unit table, then run, source, url, tips and extras. */
 export function renderRun(r: RunReport): string {
   const tips: [string, unknown][] = ['reconcile', 'verify', 'teardown'].includes(r.operation)
     ? [
@@ -97,7 +103,7 @@ export function renderRun(r: RunReport): string {
       // verify: what its plan would change to put the unit back, i.e. what drifted.
       ...renderChanges(r.rows, r.operation === 'verify' ? 'drift' : 'changes'),
       '',
-      facts([['run', r.run], ['source', r.source], ...tips, ...(r.extra ?? [])]),
+      facts([['run', r.run], ['source', r.source], urlFact(r), ...tips, ...(r.extra ?? [])]),
     ],
     r.problems,
   );
@@ -118,6 +124,7 @@ export function renderStatus(r: StatusReport): string {
       '',
       facts([
         ['source', r.source],
+        urlFact(r),
         // The promotion gate: where each environment before this one stands for this source.
         ...(r.promotion ?? []).map(
           (g) =>

@@ -17,8 +17,21 @@ export interface Comment {
 
 const ACTIONS_BOT = { login: 'github-actions[bot]', type: 'Bot' as const };
 
+export interface Deployment {
+  id: number;
+  sha: string;
+  environment: string;
+  payload: Record<string, unknown>;
+  production_environment?: boolean;
+  /** Its statuses, oldest first. */
+  statuses: { state: string; environment_url?: string; log_url?: string; description?: string }[];
+}
+
 export class FakeGitHub {
   readonly requests: { method: string; path: string; body?: unknown }[] = [];
+  readonly deployments: Deployment[] = [];
+  /** Answer every Deployments API call with this status (403, 500, …) instead. */
+  deploymentsFail: number | undefined;
   readonly comments: Comment[] = [];
   /** Pull requests by the commit sha that belongs to them (and, merged, the merge commit). */
   readonly pulls = new Map<string, { number: number; merge_commit_sha?: string }[]>();
@@ -66,12 +79,75 @@ export class FakeGitHub {
           return send(200, view(c));
         }
         if (pulls && req.method === 'GET') return send(200, this.pulls.get(pulls[1] as string) ?? []);
+        if (u.pathname.startsWith(`${base}/deployments`))
+          return this.deploymentsApi(req.method ?? '', u, base, body, send);
         send(404, { message: 'Not Found' });
       });
     });
     await new Promise<void>((r) => this.server?.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
+  }
+
+  /** The Deployments API: create, list (by sha and environment, newest first), statuses. */
+  private deploymentsApi(
+    method: string,
+    u: URL,
+    base: string,
+    body: Record<string, unknown> | undefined,
+    send: (status: number, data: unknown) => void,
+  ): unknown {
+    if (this.deploymentsFail) return send(this.deploymentsFail, { message: 'Resource not accessible by integration' });
+    const view = (d: Deployment) => ({
+      id: d.id,
+      sha: d.sha,
+      ref: d.sha,
+      environment: d.environment,
+      payload: d.payload,
+    });
+    if (u.pathname === `${base}/deployments` && method === 'POST') {
+      const d: Deployment = {
+        id: 500 + this.deployments.length,
+        sha: String(body?.ref),
+        environment: String(body?.environment),
+        payload: (body?.payload ?? {}) as Record<string, unknown>,
+        production_environment: body?.production_environment as boolean | undefined,
+        statuses: [],
+      };
+      this.deployments.push(d);
+      return send(201, view(d));
+    }
+    if (u.pathname === `${base}/deployments` && method === 'GET') {
+      const sha = u.searchParams.get('sha');
+      const env = u.searchParams.get('environment');
+      const found = this.deployments.filter((d) => (!sha || d.sha === sha) && (!env || d.environment === env));
+      return send(200, found.reverse().map(view));
+    }
+    const st = new RegExp(`^${base}/deployments/(\\d+)/statuses$`).exec(u.pathname);
+    const d = st && this.deployments.find((x) => x.id === Number(st[1]));
+    if (d && method === 'POST') {
+      const { state, environment_url, log_url, description } = body as Record<string, string>;
+      d.statuses.push({
+        state: String(state),
+        ...(environment_url ? { environment_url } : {}),
+        ...(log_url ? { log_url } : {}),
+        ...(description ? { description } : {}),
+      });
+      // A success makes the environment's earlier deployments inactive (auto_inactive).
+      if (state === 'success' && (body as { auto_inactive?: boolean }).auto_inactive !== false)
+        for (const o of this.deployments)
+          if (o !== d && o.environment === d.environment && o.statuses.at(-1)?.state === 'success')
+            o.statuses.push({ state: 'inactive' });
+      return send(201, { id: d.statuses.length, state });
+    }
+    send(404, { message: 'Not Found' });
+  }
+
+  /** The sha of the environment's latest deployment whose last status is success, as GitHub shows it. */
+  deployedSha(environment: string): string | undefined {
+    return this.deployments
+      .filter((d) => d.environment === environment && d.statuses.at(-1)?.state === 'success')
+      .at(-1)?.sha;
   }
 
   /** Method and path of each request, in order. */

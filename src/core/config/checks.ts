@@ -1,17 +1,19 @@
 import { type Problem, problem } from '../util/errors.js';
 import type { Config, UnitConfig } from './model.js';
 import { promotionOf } from './promotion.js';
+import { checkUrls } from './url.js';
 
 /**
  * Every name the configuration uses names something defined, in one pass (every problem at once):
  * a unit's dependencies and the groups whose outputs it reads, the environments units belong to,
- * promotion gates and `promote` lists, environments' groups.
+ * promotion gates and `promote` lists, environments' groups and the units their `url` reads.
  */
 export function checkReferences(cfg: Config, problems: Problem[]): void {
   for (const [name, u] of cfg.units) unitReferences(cfg, name, u, problems);
   environmentsNamed(cfg, problems);
   promotionsNamed(cfg, problems);
   checkPromotionCycles(cfg, problems);
+  checkUrls(cfg, problems);
   for (const [name, e] of cfg.environments) {
     const g = e.doc.group;
     if (g && !cfg.groups.has(g))

@@ -98,6 +98,14 @@ export const EnvironmentSchema = described(
       'A promotion gate: reconcile a source here only after these environments have it',
     ),
     coordinationRefPrefix: z.optional(refPrefix),
+    url: described(
+      z.optional(z.string().check(z.minLength(1))),
+      "The environment's URL, a template over its units' outputs (https://${{ units.web.outputs.host }}), resolved from what is recorded after a run",
+    ),
+    production: described(
+      z.optional(z.boolean()),
+      "GitHub's production_environment for this environment's deployments (default false)",
+    ),
   }),
   'A named target with its own lease and state refs',
 );

@@ -1,5 +1,6 @@
 import type { Config, UnitConfig } from '../config/model.js';
 import { promotionOf } from '../config/promotion.js';
+import { unitIn } from '../config/url.js';
 import type { SourceFiles } from '../files/source-files.js';
 import { DEFAULT_PREFIX } from '../state/state-fetch.js';
 import { NylError, type Problem, problem } from '../util/errors.js';
@@ -18,6 +19,10 @@ export interface Selection {
   sourceOrder: 'lenient' | 'strict';
   /** The promotion gate: environments that must have the source recorded (and verified) first. */
   promotion?: { after: string[]; verified: boolean };
+  /** The environment's `url` template over its units' outputs (ops/status/environment-url.ts). */
+  url?: string;
+  /** GitHub's production_environment for this environment's deployments. */
+  production: boolean;
   /** Units of the environment by name. */
   units: Map<string, UnitConfig>;
   /** Topological layers; names sorted within a wave. */
@@ -44,11 +49,7 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
   }
   const group = env.doc.group ? cfg.groups.get(env.doc.group) : undefined;
   const units = new Map<string, UnitConfig>();
-  for (const [name, u] of cfg.units) {
-    const sel = u.doc.environments;
-    if (!sel || sel.includes(environment) || (env.doc.group !== undefined && sel.includes(env.doc.group)))
-      units.set(name, u);
-  }
+  for (const [name, u] of cfg.units) if (unitIn(u, environment, env.doc.group)) units.set(name, u);
   const problems: Problem[] = [];
   for (const [name, u] of units)
     for (const d of u.deps)
@@ -74,6 +75,8 @@ export function selectEnvironment(cfg: Config, environment: string): Selection {
     driftRepair: env.doc.driftRepair ?? group?.doc.driftRepair ?? 'converge',
     destructiveChanges: env.doc.destructiveChanges ?? group?.doc.destructiveChanges ?? 'approve',
     sourceOrder: env.doc.sourceOrder ?? group?.doc.sourceOrder ?? 'lenient',
+    ...(env.doc.url !== undefined ? { url: env.doc.url } : {}),
+    production: env.doc.production ?? false,
     ...promotionOf(cfg, environment),
     ...expanded,
     mapping,

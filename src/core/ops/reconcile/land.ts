@@ -85,7 +85,12 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
 
   if (!changed.size && !desiredChanged && !l.takeover) {
     if (writer.acquired) await writer.session.land([], ctx.now(), [], historyOf(l, ex, rows));
-    return runReport(sel, { ...base, run: writer.acquired ? writer.run : undefined, observed: state.tips.observed });
+    return runReport(sel, {
+      ...base,
+      run: writer.acquired ? writer.run : undefined,
+      observed: state.tips.observed,
+      landed: state.observed,
+    });
   }
   if (!writer.acquired) await writer.write(RESOLUTION_TIMEOUT_MS + GRACE_MS);
   writer.stage();
@@ -121,6 +126,7 @@ export async function landTransition(l: LandInput, ex: Executed): Promise<RunRep
     run: writer.run,
     desired: landed.tips.get(state.refs.desired),
     observed: landed.tips.get(state.refs.observed) ?? state.tips.observed,
+    landed: landedState,
   });
 }
 

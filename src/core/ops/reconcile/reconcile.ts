@@ -94,6 +94,7 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
       rows: [...rows, ...scope.removed],
       observed: state.tips.observed,
       problems,
+      landed: state.observed,
     });
   }
 
@@ -112,7 +113,16 @@ async function reconcileOnce(ctx: OpContext, opts: ReconcileOptions): Promise<Ru
     await recordRefusal(ctx, e, source.loaded());
     throw e;
   });
-  const writer = new RunWriter(started.session, started.record, ctx.now);
+  const leaseTaken = {
+    operation: 'reconcile' as const,
+    environment: sel.environment,
+    run: started.run,
+    source: cfg.source,
+    production: sel.production,
+  };
+  const writer = new RunWriter(started.session, started.record, ctx.now, 'reconcile', () =>
+    ctx.onEvent({ type: 'lease-taken', ...leaseTaken }),
+  );
   if (opts.plan) writer.record.plan = opts.plan;
   if (scope.recovery)
     writer.record.recovery = {

@@ -29,6 +29,8 @@ export class RunWriter {
     private readonly now: () => number,
     /** The command that goes on from what a stopped run left. */
     private readonly command: 'reconcile' | 'teardown' = 'reconcile',
+    /** Told once the first write took the lease (the faces start a GitHub deployment then). */
+    private readonly onLease?: () => void,
   ) {}
 
   get run(): string {
@@ -63,6 +65,7 @@ export class RunWriter {
     if (!(await this.session.acquire(this.record, deadlineMs, t))) throw new LostRace();
     this.acquired = true;
     crashPoint('after-lease');
+    this.onLease?.();
   }
 
   /** Ends a run that lands no transition (cancelled, failed): run ref finished, lease released. */

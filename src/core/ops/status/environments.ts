@@ -14,11 +14,15 @@ export async function listEnvironments(ctx: OpContext): Promise<OpReport> {
   const order = promotionOrder(cfg);
   const details = order.map((name) => {
     const gate = promotionOf(cfg, name).promotion;
+    const doc = cfg.environments.get(name)?.doc;
     return {
       name,
-      ...(cfg.environments.get(name)?.doc.group ? { group: cfg.environments.get(name)?.doc.group } : {}),
+      ...(doc?.group ? { group: doc.group } : {}),
       after: gate?.after ?? [],
       verified: gate?.verified ?? false,
+      production: doc?.production ?? false,
+      // The template as written: resolving it would read each environment's state.
+      ...(doc?.url !== undefined ? { urlTemplate: doc.url } : {}),
     };
   });
   return {

@@ -11,6 +11,7 @@ import type { StatusReport, StatusRow } from '../workspace/report.js';
 import { unitsNamed } from '../workspace/unit-names.js';
 import { unreadableProblem } from '../workspace/unreadable.js';
 import { loadEnvironment, type OpContext, whereOf } from '../workspace/workspace.js';
+import { recordedUrl } from './environment-url.js';
 import { unitState } from './unit-state.js';
 
 /**
@@ -31,6 +32,7 @@ export async function status(ctx: OpContext, opts: { environment: string; units?
   if (unpublished.length) problems.push(unpublishedWarning(env, unpublished));
   const promotion = sel.promotion ? await promotionGate(ctx, cfg, sel, cfg.source) : undefined;
   if (opts.units?.length) onlyUnits(new Set(unitsNamed(sel, opts.units, state)), rows, problems);
+  const url = recordedUrl(sel, recorded.observed);
   return {
     operation: 'status',
     environment: env,
@@ -42,6 +44,8 @@ export async function status(ctx: OpContext, opts: { environment: string; units?
     rows,
     problems,
     exit: worstExit(problems.map((p) => p.exit)),
+    ...(url.url !== undefined ? { url: url.url } : {}),
+    ...(url.missing !== undefined ? { urlMissing: url.missing } : {}),
   };
 }
 

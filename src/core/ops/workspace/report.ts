@@ -38,6 +38,10 @@ export interface RunReport {
   header?: string[];
   /** The environment's waves and dependency edges (for graphs). */
   graph?: { waves: string[][]; edges: [string, string][] };
+  /** reconcile: the environment's `url` resolved from the observed state it landed (or found). */
+  url?: string;
+  /** reconcile: why the environment's `url` gave no URL (an output missing or sensitive). */
+  urlMissing?: string;
 }
 
 export interface StatusRow {
@@ -63,6 +67,10 @@ export interface StatusReport {
   rows: StatusRow[];
   problems: Problem[];
   exit: ExitCode;
+  /** The environment's `url` resolved from the recorded state. */
+  url?: string;
+  /** Why the environment's `url` gave no URL (an output missing or sensitive). */
+  urlMissing?: string;
 }
 
 /** Operations that are not runs (recover, lease break): `<operation> <env>: <outcome>` then facts. */

@@ -30,6 +30,16 @@ export type ProgressEvent =
   | { type: 'unit-start'; unit: string; kind: string; at: number }
   | { type: 'unit-finish'; unit: string; kind: string; result: string; durationMs: number }
   | { type: 'note'; text: string }
+  /** A run took the environment's lease: it will land a transition, or end failed or cancelled. */
+  | {
+      type: 'lease-taken';
+      operation: 'reconcile' | 'teardown';
+      environment: string;
+      run: string;
+      source?: string;
+      /** The Environment's `production`. */
+      production?: boolean;
+    }
   /** A unit's attempt failed and another one starts after `delayMs` (`retries`); `text` says so. */
   | { type: 'unit-retry'; unit: string; kind: string; attempt: number; of: number; delayMs: number; text: string };
 

@@ -1,0 +1,22 @@
+import * as core from '@actions/core';
+import { masker } from '../core/util/mask.js';
+import { DeploymentRun } from '../github/deployment-run.js';
+import { Deployments, type DeploymentTarget } from '../github/deployments.js';
+
+/**
+ * The reconcile action's deployment: the run's, kept in the job's state (so the post step of a
+ * killed or cancelled job finishes it), warnings as NYL-DEPLOYMENT annotations.
+ */
+export function deploymentStep(
+  octokit: ConstructorParameters<typeof Deployments>[0],
+  target: DeploymentTarget,
+  plan: string | undefined,
+): DeploymentRun {
+  const deployments = new Deployments(octokit, target, (message) =>
+    core.warning(masker.mask(message), { title: 'NYL-DEPLOYMENT' }),
+  );
+  return new DeploymentRun(deployments, plan, {
+    started: (id) => core.saveState('deployment', String(id)),
+    done: () => core.saveState('deployment-done', 'true'),
+  });
+}

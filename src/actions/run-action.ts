@@ -70,11 +70,13 @@ async function writeSummary(
   report: RunReport | OpReport,
   graph?: RunReport['graph'],
   driftIssue?: { number: number; url: string },
+  deployment?: DeploymentRun,
 ): Promise<void> {
   if (!process.env.GITHUB_STEP_SUMMARY) return;
+  const shown = deployment?.shown();
   const text =
     'rows' in report
-      ? jobSummary(report, { runUrl: workflowRunUrl(), graph, driftIssue })
+      ? jobSummary(report, { runUrl: workflowRunUrl(), graph, driftIssue, ...(shown ? { deployment: shown } : {}) })
       : opSummary(report, { runUrl: workflowRunUrl() });
   await core.summary.addRaw(masker.mask(text)).write();
 }
@@ -197,6 +199,7 @@ async function reportOutcome(
   name: ActionName,
   inputs: Inputs<ActionName>,
   report: RunReport | OpReport,
+  deployment?: DeploymentRun,
 ): Promise<void> {
   core.saveState('run', 'rows' in report ? (report.run ?? '') : '');
   setOutputs(report);
@@ -211,7 +214,7 @@ async function reportOutcome(
     name === 'verify' && 'rows' in report
       ? await driftAlerts(report as RunReport, inputs as Inputs<'verify'>)
       : undefined;
-  await writeSummary(report, 'rows' in report ? report.graph : undefined, driftIssue);
+  await writeSummary(report, 'rows' in report ? report.graph : undefined, driftIssue, deployment);
   const tolerated = name === 'verify' && report.exit === Exit.drift && !(inputs as Inputs<'verify'>)['fail-on-drift'];
   if (report.exit !== Exit.ok && !tolerated)
     core.setFailed(`nyl ${name} ${inputs.environment}: ${RESULT_OF_EXIT[report.exit]} (exit ${report.exit})`);
@@ -259,7 +262,7 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
     const url = 'url' in report && typeof report.url === 'string' ? report.url : undefined;
     await deployment?.finish(report, url);
     setOutput('environment-url', url ?? '');
-    await reportOutcome(name, inputs, report);
+    await reportOutcome(name, inputs, report, deployment);
   } catch (e) {
     await deployment?.finish({ error: e });
     await reportFailure(name, inputs, e);
@@ -384,6 +387,7 @@ function deploymentOf(inputs: Inputs<'reconcile'>, token: string): DeploymentRun
     environment,
     production: false,
     githubRun: process.env.GITHUB_RUN_ID,
+    githubRunAttempt: Number(process.env.GITHUB_RUN_ATTEMPT) || undefined,
     logUrl: workflowRunUrl(),
   };
   const plan = inputs.plan || undefined;

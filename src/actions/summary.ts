@@ -78,6 +78,8 @@ export interface SummaryContext {
   graph?: { waves: string[][]; edges: [string, string][] };
   /** verify: the environment's drift issue, when drift-issue is on. */
   driftIssue?: { number: number; url: string };
+  /** reconcile with deployments: the GitHub deployment and the state it was given. */
+  deployment?: { id: number; environment: string; state: string };
 }
 
 /** A mermaid graph of the waves, each unit coloured by its result. */
@@ -220,6 +222,7 @@ function factsOf(report: RunReport, ctx: SummaryContext): string {
     ['source', report.source],
     ['desired', report.desired],
     ['observed', report.observed],
+    ['url', report.url ? undefined : report.urlMissing ? `none (${report.urlMissing})` : undefined],
     ...(report.extra ?? []),
   ];
   return [
@@ -228,6 +231,7 @@ function factsOf(report: RunReport, ctx: SummaryContext): string {
     ...list
       .filter(([, v]) => v !== undefined && v !== '' && v !== null)
       .map(([k, v]) => `- **${inline(k)}**: ${factValue(v)}`),
+    ...(report.url ? [`- **url**: ${link(report.url, report.url)}`] : []),
     `- **exit code**: ${code(String(report.exit))} (${exitWord})`,
     ...(report.run
       ? [
@@ -235,6 +239,11 @@ function factsOf(report: RunReport, ctx: SummaryContext): string {
         ]
       : []),
     ...(ctx.driftIssue ? [`- **drift issue**: ${link(`#${ctx.driftIssue.number}`, ctx.driftIssue.url)}`] : []),
+    ...(ctx.deployment
+      ? [
+          `- **deployment**: ${code(String(ctx.deployment.id))} in ${code(ctx.deployment.environment)}, ${code(ctx.deployment.state)}`,
+        ]
+      : []),
     ...(ctx.runUrl ? [`- **workflow run**: ${ctx.runUrl}`] : []),
   ].join('\n');
 }

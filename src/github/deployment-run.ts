@@ -54,6 +54,12 @@ export class DeploymentRun {
     private readonly keep: DeploymentKeeper = {},
   ) {}
 
+  /** The deployment and the last state GitHub took, for the job summary; undefined when there is none. */
+  shown(): { id: number; environment: string; state: string } | undefined {
+    const d = this.deployments;
+    return d.id !== undefined && d.state ? { id: d.id, environment: d.environment, state: d.state } : undefined;
+  }
+
   /** The core's events: a reconcile that takes the lease starts the deployment. */
   onEvent(e: ProgressEvent): void {
     if (e.type !== 'lease-taken' || e.operation !== 'reconcile' || !e.source || this.started) return;

@@ -22,6 +22,8 @@ export interface DeploymentTarget {
   production: boolean;
   /** The workflow run (its id; attempts share it): a re-run finds the deployment it made. */
   githubRun?: string;
+  /** Its attempt: the first has no earlier deployment to look for (one API call less). */
+  githubRunAttempt?: number;
   /** The job's page, for each status's log_url. */
   logUrl?: string;
 }
@@ -62,12 +64,18 @@ export class Deployments {
   calls = 0;
   /** The deployment of this run, once created or found. */
   id: number | undefined;
+  /** The last state GitHub accepted. */
+  state: DeploymentState | undefined;
 
   constructor(
     private readonly octokit: Octokit,
     private readonly target: DeploymentTarget,
     private readonly warn: (message: string) => void,
   ) {}
+
+  get environment(): string {
+    return this.target.environment;
+  }
 
   /** Finds this workflow run's deployment of the commit (a re-run), or creates it; then in_progress. */
   async start(s: DeploymentStart): Promise<number | undefined> {
@@ -98,6 +106,7 @@ export class Deployments {
         ...(o.description ? { description: o.description.slice(0, 140) } : {}),
         auto_inactive: state === 'success',
       });
+      this.state = state;
       return true;
     } catch (e) {
       this.warn(
@@ -129,7 +138,7 @@ export class Deployments {
 
   /** A deployment this workflow run made of the commit before (an earlier attempt). */
   private async earlier(sha: string): Promise<number | undefined> {
-    if (!this.target.githubRun) return undefined;
+    if (!this.target.githubRun || (this.target.githubRunAttempt ?? 2) <= 1) return undefined;
     this.calls++;
     const r = await this.octokit.rest.repos.listDeployments({
       owner: this.target.owner,

@@ -215,7 +215,7 @@ describe('reconcile action', () => {
       { unit: 'b', kind: 'Command', result: 'executed', detail: '' },
     ]);
     expect(Object.keys(s.outputs).sort()).toEqual(
-      [...COUNTS, 'run', 'result', 'exit-code', 'observed', 'desired', 'units'].sort(),
+      [...COUNTS, 'run', 'result', 'exit-code', 'observed', 'desired', 'units', 'environment-url'].sort(),
     );
     // State for the post step: the main step finished.
     expect(s.state).toEqual({

@@ -169,7 +169,12 @@ async function workspaceOf(
   deployment?: DeploymentRun,
 ): Promise<OpContext> {
   // Which job holds the lease, recorded with it: a later run asks the API whether it finished.
-  if (apiToken && (name === 'reconcile' || name === 'recover')) setCurrentJob(await currentJob(apiToken));
+  if (apiToken && (name === 'reconcile' || name === 'recover')) {
+    const job = await currentJob(apiToken);
+    setCurrentJob(job);
+    // The deployment's log is the job's page when the API names it (else the run's).
+    if (job?.jobUrl) deployment?.logsAt(job.jobUrl);
+  }
   return openWorkspace(
     {
       cwd: process.env.GITHUB_WORKSPACE || process.cwd(),

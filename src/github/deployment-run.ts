@@ -60,6 +60,11 @@ export class DeploymentRun {
     return d.id !== undefined && d.state ? { id: d.id, environment: d.environment, state: d.state } : undefined;
   }
 
+  /** The page its statuses link to as their log. */
+  logsAt(url: string): void {
+    this.deployments.logUrl = url;
+  }
+
   /** The core's events: a reconcile that takes the lease starts the deployment. */
   onEvent(e: ProgressEvent): void {
     if (e.type !== 'lease-taken' || e.operation !== 'reconcile' || !e.source || this.started) return;

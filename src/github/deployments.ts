@@ -69,12 +69,16 @@ export class Deployments {
 
   constructor(
     private readonly octokit: Octokit,
-    private readonly target: DeploymentTarget,
+    private target: DeploymentTarget,
     private readonly warn: (message: string) => void,
   ) {}
 
   get environment(): string {
     return this.target.environment;
+  }
+
+  set logUrl(url: string) {
+    this.target.logUrl = url;
   }
 
   /** Finds this workflow run's deployment of the commit (a re-run), or creates it; then in_progress. */

@@ -266,7 +266,7 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
     const report = await operation(name, ctx, inputs);
     const url = 'url' in report && typeof report.url === 'string' ? report.url : undefined;
     await deployment?.finish(report, url);
-    setOutput('environment-url', url ?? '');
+    if (name === 'reconcile') setOutput('environment-url', url ?? '');
     await reportOutcome(name, inputs, report, deployment);
   } catch (e) {
     await deployment?.finish({ error: e });

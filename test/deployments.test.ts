@@ -100,6 +100,14 @@ describe('reconcile with deployments: true', () => {
     expect(gh.deployments).toHaveLength(before);
     expect(gh.deployments.some((d) => d.sha === older)).toBe(false);
     expect(gh.deployedSha('dev')).toBe(newer);
+
+    // A refused job (a stale plan): no deployment either.
+    git(w.dir, 'checkout', '-q', 'main');
+    commitFiles(w.dir, { 'nyl.yaml': `${ENV_DEV}${command('a', 'echo a3')}` });
+    const refused = await deploy(w, '3003', { plan: 'v2.000000000000.000000000000.000000000000' });
+    expect(refused.outputs['exit-code'], out(refused)).toBe('2');
+    expect(gh.deployments).toHaveLength(before);
+    expect(gh.deployedSha('dev')).toBe(newer);
   });
 
   it('nothing to execute on a new source: a success of that source', async () => {

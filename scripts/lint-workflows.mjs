@@ -207,7 +207,8 @@ const mayBeTrue = (v) => v === true || (typeof v === 'string' && (v.toLowerCase(
  * What a Nyl action needs of the job's token: contents: write for its refs (plan only reads
  * them); actions: read to ask the Actions API whether the job holding a lease has finished (every
  * action that may wait on or take over a lease); issues: write for verify's drift issue;
- * pull-requests: write for the plan comment, read for reconcile's plan-from-pr.
+ * pull-requests: write for the plan comment, read for reconcile's plan-from-pr; deployments: write
+ * for reconcile's deployments.
  */
 function nylNeeds(command, step) {
   const input = (key) => scalar(get(get(step, 'with')?.value, key)?.value);
@@ -231,6 +232,8 @@ function nylNeeds(command, step) {
     ]);
   if (command === 'verify' && mayBeTrue(input('drift-issue')))
     needs.push(['issues', 'write', 'for the drift issue (drift-issue: true)']);
+  if (command === 'reconcile' && mayBeTrue(input('deployments')))
+    needs.push(['deployments', 'write', 'for the GitHub deployment of the run and its statuses (deployments: true)']);
   if (command === 'reconcile' && mayBeTrue(input('plan-from-pr')))
     needs.push([
       'pull-requests',

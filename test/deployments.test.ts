@@ -48,7 +48,7 @@ describe('reconcile with deployments: true', () => {
     expect(d?.statuses.map((s) => s.state)).toEqual(['in_progress', 'success']);
     expect(d?.statuses[1]).toMatchObject({
       log_url: `https://github.com/${REPOSITORY}/actions/runs/2001`,
-      description: '1 units executed',
+      description: '1 unit executed',
     });
     const created = gh.requests.find((r) => r.method === 'POST' && r.path.endsWith('/deployments'));
     expect(created?.body).toMatchObject({ ref: first, required_contexts: [], auto_merge: false });
@@ -119,6 +119,11 @@ describe('reconcile with deployments: true', () => {
     expect(again.code, out(again)).toBe(0);
     expect(statesOf(docs).map((s) => s.at(-1))).toEqual(['success']);
     expect(gh.deployedSha('dev')).toBe(docs);
+    // The same commit again, nothing to do, GitHub already showing it: no second deployment.
+    const count = gh.deployments.length;
+    const third = await deploy(w, '4003');
+    expect(third.code, out(third)).toBe(0);
+    expect(gh.deployments).toHaveLength(count);
   });
 
   it('a main step SIGKILLed mid-run: its post step sets error; the re-run attempt finishes that same deployment', async () => {

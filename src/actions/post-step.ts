@@ -61,7 +61,10 @@ async function endDeployment(): Promise<void> {
     import('../github/deployments.js'),
     import('@actions/github'),
   ]);
-  const d = new Deployments(deploymentsClient(token), { ...context.repo, environment, production: false }, (message) =>
+  const { GITHUB_SERVER_URL: server, GITHUB_REPOSITORY: repository, GITHUB_RUN_ID: run } = process.env;
+  const logUrl = server && repository && run ? `${server}/${repository}/actions/runs/${run}` : undefined;
+  const target = { ...context.repo, environment, production: false, ...(logUrl ? { logUrl } : {}) };
+  const d = new Deployments(deploymentsClient(token), target, (message) =>
     core.warning(message, { title: 'NYL-DEPLOYMENT' }),
   );
   d.id = id;

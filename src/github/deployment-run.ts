@@ -27,7 +27,10 @@ export function deploymentEnd(ended: RunReport | OpReport | { error: unknown }, 
   const r = ended;
   if (r.exit === Exit.ok) {
     const executed = count(r, 'executed') + count(r, 'recovered');
-    return { state: 'success', description: executed ? `${executed} units executed` : 'nothing to execute: current' };
+    return {
+      state: 'success',
+      description: executed ? `${executed} unit${executed === 1 ? '' : 's'} executed` : 'nothing to execute: current',
+    };
   }
   if (!started) return undefined; // refused before it took the lease
   if (r.exit === Exit.failed) return { state: 'failure', description: `${count(r, 'failed')} units failed` };
@@ -69,10 +72,10 @@ export class DeploymentRun {
   onEvent(e: ProgressEvent): void {
     if (e.type !== 'lease-taken' || e.operation !== 'reconcile' || !e.source || this.started) return;
     const nyl = { environment: e.environment, run: e.run, ...(this.plan ? { plan: this.plan } : {}) };
-    this.started = this.deployments.start({ sha: e.source, nyl, production: e.production }).then((id) => {
-      if (id !== undefined) this.keep.started?.(id);
-      return id;
-    });
+    // Kept as soon as it exists, before in_progress: a kill in between leaves it to the post step.
+    this.started = this.deployments.start({ sha: e.source, nyl, production: e.production }, (id) =>
+      this.keep.started?.(id),
+    );
   }
 
   /** Ends the deployment as the run ended; a success with none started creates one (a new source, nothing to do). */
@@ -84,8 +87,10 @@ export class DeploymentRun {
       // One that could not be started was warned about: not tried twice.
       if (this.started) return;
       if (end.state !== 'success' || !('rows' in ended) || !ended.source) return;
+      if (await this.deployments.showsSuccess(ended.source)) return;
       const nyl = { environment: ended.environment, ...(this.plan ? { plan: this.plan } : {}) };
-      if ((await this.deployments.start({ sha: ended.source, nyl })) === undefined) return;
+      const production = 'production' in ended ? ended.production : undefined;
+      if ((await this.deployments.start({ sha: ended.source, nyl, production })) === undefined) return;
     }
     const done = await this.deployments.status(end.state, { url, description: masker.mask(end.description) });
     if (done) this.keep.done?.();

@@ -38,6 +38,17 @@ export interface DeploymentStart {
 }
 
 const DEFAULT_API = 'https://api.github.com';
+/** A call GitHub does not answer within this is given up (warned): a deploy never waits on it. */
+const CALL_MS = 15_000;
+
+/** `p`, or a rejection once `ms` have passed. */
+function bounded<T>(p: Promise<T>, ms = CALL_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 export function deploymentsClient(token: string, apiUrl?: string): Octokit {
   return getOctokit(token, { baseUrl: apiUrl || process.env.GITHUB_API_URL || DEFAULT_API });
@@ -82,9 +93,10 @@ export class Deployments {
   }
 
   /** Finds this workflow run's deployment of the commit (a re-run), or creates it; then in_progress. */
-  async start(s: DeploymentStart): Promise<number | undefined> {
+  async start(s: DeploymentStart, onId?: (id: number) => void): Promise<number | undefined> {
     try {
       this.id = (await this.earlier(s.sha)) ?? (await this.create(s));
+      onId?.(this.id);
     } catch (e) {
       this.warn(
         `the GitHub deployment of ${s.sha.slice(0, 12)} to ${this.target.environment} could not be created: the Deployments API ${apiFailure(e)}; GitHub will not show this deploy (give the token \`deployments: write\`)`,
@@ -100,16 +112,18 @@ export class Deployments {
     if (this.id === undefined) return false;
     try {
       this.calls++;
-      await this.octokit.rest.repos.createDeploymentStatus({
-        owner: this.target.owner,
-        repo: this.target.repo,
-        deployment_id: this.id,
-        state,
-        ...(o.url ? { environment_url: o.url } : {}),
-        ...(this.target.logUrl ? { log_url: this.target.logUrl } : {}),
-        ...(o.description ? { description: o.description.slice(0, 140) } : {}),
-        auto_inactive: state === 'success',
-      });
+      await bounded(
+        this.octokit.rest.repos.createDeploymentStatus({
+          owner: this.target.owner,
+          repo: this.target.repo,
+          deployment_id: this.id,
+          state,
+          ...(o.url ? { environment_url: o.url } : {}),
+          ...(this.target.logUrl ? { log_url: this.target.logUrl } : {}),
+          ...(o.description ? { description: o.description.slice(0, 140) } : {}),
+          auto_inactive: state === 'success',
+        }),
+      );
       this.state = state;
       return true;
     } catch (e) {
@@ -120,16 +134,39 @@ export class Deployments {
     }
   }
 
+  /**
+   * Whether GitHub already shows the commit as deployed here (its latest deployment of the
+   * environment is of the commit, its last status success): then a run that did nothing adds none.
+   */
+  async showsSuccess(sha: string): Promise<boolean> {
+    try {
+      this.calls++;
+      const { owner, repo, environment } = this.target;
+      const r = await bounded(this.octokit.rest.repos.listDeployments({ owner, repo, environment, per_page: 1 }));
+      const d = r.data[0];
+      if (!d || d.sha !== sha) return false;
+      this.calls++;
+      const st = await bounded(
+        this.octokit.rest.repos.listDeploymentStatuses({ owner, repo, deployment_id: d.id, per_page: 1 }),
+      );
+      return st.data[0]?.state === 'success';
+    } catch {
+      return false; // asked again by creating one: a failure there is warned
+    }
+  }
+
   /** The latest deployment of the environment (for a teardown): its id, or undefined. */
   async latest(): Promise<number | undefined> {
     try {
       this.calls++;
-      const r = await this.octokit.rest.repos.listDeployments({
-        owner: this.target.owner,
-        repo: this.target.repo,
-        environment: this.target.environment,
-        per_page: 1,
-      });
+      const r = await bounded(
+        this.octokit.rest.repos.listDeployments({
+          owner: this.target.owner,
+          repo: this.target.repo,
+          environment: this.target.environment,
+          per_page: 1,
+        }),
+      );
       this.id = r.data[0]?.id;
       return this.id;
     } catch (e) {
@@ -144,13 +181,15 @@ export class Deployments {
   private async earlier(sha: string): Promise<number | undefined> {
     if (!this.target.githubRun || (this.target.githubRunAttempt ?? 2) <= 1) return undefined;
     this.calls++;
-    const r = await this.octokit.rest.repos.listDeployments({
-      owner: this.target.owner,
-      repo: this.target.repo,
-      sha,
-      environment: this.target.environment,
-      per_page: 30,
-    });
+    const r = await bounded(
+      this.octokit.rest.repos.listDeployments({
+        owner: this.target.owner,
+        repo: this.target.repo,
+        sha,
+        environment: this.target.environment,
+        per_page: 30,
+      }),
+    );
     const mine = r.data.find(
       (d) => (d.payload as { githubRun?: string } | undefined)?.githubRun === this.target.githubRun,
     );
@@ -159,18 +198,20 @@ export class Deployments {
 
   private async create(s: DeploymentStart): Promise<number> {
     this.calls++;
-    const r = await this.octokit.rest.repos.createDeployment({
-      owner: this.target.owner,
-      repo: this.target.repo,
-      ref: s.sha,
-      environment: this.target.environment,
-      // Nyl decided what runs; GitHub's checks on the commit are not its gate, nor is merging the ref.
-      required_contexts: [],
-      auto_merge: false,
-      production_environment: s.production ?? this.target.production,
-      description: `nyl reconcile ${s.nyl.environment}`,
-      payload: { nyl: s.nyl, ...(this.target.githubRun ? { githubRun: this.target.githubRun } : {}) },
-    });
+    const r = await bounded(
+      this.octokit.rest.repos.createDeployment({
+        owner: this.target.owner,
+        repo: this.target.repo,
+        ref: s.sha,
+        environment: this.target.environment,
+        // Nyl decided what runs; GitHub's checks on the commit are not its gate, nor is merging the ref.
+        required_contexts: [],
+        auto_merge: false,
+        production_environment: s.production ?? this.target.production,
+        description: `nyl reconcile ${s.nyl.environment}`,
+        payload: { nyl: s.nyl, ...(this.target.githubRun ? { githubRun: this.target.githubRun } : {}) },
+      }),
+    );
     const id = (r.data as { id?: number }).id;
     if (id === undefined)
       throw Object.assign(new Error('no deployment was created (202: a merge was needed)'), { status: 202 });

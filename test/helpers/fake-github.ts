@@ -125,6 +125,11 @@ export class FakeGitHub {
     }
     const st = new RegExp(`^${base}/deployments/(\\d+)/statuses$`).exec(u.pathname);
     const d = st && this.deployments.find((x) => x.id === Number(st[1]));
+    if (d && method === 'GET')
+      return send(
+        200,
+        [...d.statuses].reverse().map((x, i) => ({ id: i + 1, ...x })),
+      );
     if (d && method === 'POST') {
       const { state, environment_url, log_url, description } = body as Record<string, string>;
       d.statuses.push({

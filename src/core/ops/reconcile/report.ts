@@ -38,5 +38,6 @@ export function runReport(
     },
     ...(url.url !== undefined ? { url: url.url } : {}),
     ...(url.missing !== undefined ? { urlMissing: url.missing } : {}),
+    ...(sel.production ? { production: true } : {}),
   };
 }

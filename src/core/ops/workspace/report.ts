@@ -42,6 +42,8 @@ export interface RunReport {
   url?: string;
   /** reconcile: why the environment's `url` gave no URL (an output missing or sensitive). */
   urlMissing?: string;
+  /** reconcile: the Environment's `production` (for a GitHub deployment; not in --json). */
+  production?: boolean;
 }
 
 export interface StatusRow {

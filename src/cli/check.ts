@@ -43,7 +43,9 @@ function checkGroup(command: string, values: Values): string | undefined {
       'reconcile --group needs --plan <batch token>',
       `run \`nyl plan --group ${group}${f}\`, review it, and pass its token: \`nyl reconcile --group ${group}${f} --plan <token>\``,
     );
-  const perEnv = ['approve', 'unit', 'reapply', 'allow-older-source', 'reason'].filter((k) => values[k] !== undefined);
+  const perEnv = ['approve', 'unit', 'reapply', 'allow-older-source', 'reason', 'deployments'].filter(
+    (k) => values[k] !== undefined,
+  );
   if (perEnv.length)
     throw usage(
       `reconcile --group does not take --${perEnv[0]}`,

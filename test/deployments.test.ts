@@ -4,10 +4,12 @@
  * records and answers the Deployments API, driven by the real @actions/github client. What GitHub
  * shows as deployed (the latest deployment whose status is success) must be what Nyl recorded.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { action, REPOSITORY, type Step, setup, startStep, step, type Work } from './helpers/action-step.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { command, commitFiles, ENV_DEV, git, makeRepo, nyl, sleep, waitForFile } from './helpers/repo.js';
+import { command, commitFiles, ENV_DEV, git, makeRepo, nyl, sleep, tempDir, waitForFile } from './helpers/repo.js';
 
 const TOKEN = 'ghs_deployments000token';
 let gh: FakeGitHub;
@@ -84,6 +86,41 @@ describe('reconcile with deployments: true', () => {
     expect(d?.production_environment).toBe(true);
     expect(d?.statuses.at(-1)).toMatchObject({ state: 'success', environment_url: 'https://web.example/app' });
     expect(s.summary).toContain('- **url**: [https://web.example/app](https://web.example/app)');
+  });
+
+  it('plan-from-pr: the deployment’s payload names the reviewed plan’s token', async () => {
+    const w = setup(ENV_DEV + command('a', 'echo a'));
+    git(w.dir, 'checkout', '-q', '-b', 'pr-9');
+    commitFiles(w.dir, { 'nyl.yaml': `${ENV_DEV}${command('a', 'echo a2')}` });
+    const event = join(tempDir('nyl-event-'), 'event.json');
+    writeFileSync(
+      event,
+      JSON.stringify({
+        pull_request: { number: 9, head: { repo: { full_name: REPOSITORY } } },
+        repository: { full_name: REPOSITORY },
+      }),
+    );
+    const plan = await step('plan', w, {
+      inputs: { environments: 'dev', token: TOKEN },
+      env: { GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: event, GITHUB_API_URL: gh.url },
+    });
+    expect(plan.code, out(plan)).toBe(0);
+    const token = plan.outputs.token as string;
+    expect(token).toMatch(/^v2\./);
+    expect(gh.commentsOn(9)[0]?.body).toContain(token);
+    git(w.dir, 'checkout', '-q', 'main');
+    git(w.dir, 'merge', '-q', '--no-ff', '-m', 'Merge pull request #9', 'pr-9');
+    const merge = head(w);
+    gh.pulls.set(merge, [{ number: 9, merge_commit_sha: merge }]);
+    const s = await step('reconcile', w, {
+      inputs: { environment: 'dev', 'plan-from-pr': 'true', deployments: 'true', token: TOKEN },
+      runId: '2201',
+      env: { GITHUB_EVENT_NAME: 'push', GITHUB_SHA: merge, GITHUB_API_URL: gh.url },
+    });
+    expect(s.code, out(s)).toBe(0);
+    const d = gh.deployments.find((x) => x.sha === merge);
+    expect(d?.payload).toMatchObject({ nyl: { environment: 'dev', plan: token } });
+    expect(d?.statuses.map((x) => x.state)).toEqual(['in_progress', 'success']);
   });
 
   it('a superseded older job creates no deployment: GitHub keeps naming the newer commit', async () => {

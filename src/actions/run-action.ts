@@ -85,6 +85,7 @@ async function operation(
   name: Exclude<ActionName, 'plan'>,
   ctx: OpContext,
   inputs: Inputs<ActionName>,
+  deployment?: DeploymentRun,
 ): Promise<RunReport | OpReport> {
   const env = inputs.environment;
   if (name === 'reconcile') {
@@ -96,7 +97,7 @@ async function operation(
       plan: i.plan || undefined,
       allowOlderSource: i['allow-older-source'] ? { reason: i.reason } : undefined,
     };
-    return i['plan-from-pr'] ? reconcileReviewed(ctx, opts, i) : reconcile(ctx, opts);
+    return i['plan-from-pr'] ? reconcileReviewed(ctx, opts, i, deployment) : reconcile(ctx, opts);
   }
   if (name === 'recover') {
     const i = inputs as Inputs<'recover'>;
@@ -263,7 +264,7 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
   let ctx: OpContext | undefined;
   try {
     ctx = await workspaceOf(name, inputs, cancellation, apiToken, deployment);
-    const report = await operation(name, ctx, inputs);
+    const report = await operation(name, ctx, inputs, deployment);
     const url = 'url' in report && typeof report.url === 'string' ? report.url : undefined;
     await deployment?.finish(report, url);
     if (name === 'reconcile') setOutput('environment-url', url ?? '');
@@ -335,6 +336,7 @@ async function reconcileReviewed(
   ctx: OpContext,
   opts: Parameters<typeof reconcile>[1],
   inputs: Inputs<'reconcile'>,
+  deployment?: DeploymentRun,
 ): Promise<RunReport | OpReport> {
   const env = opts.environment;
   const token = inputs.token || process.env.GITHUB_TOKEN || '';
@@ -347,6 +349,7 @@ async function reconcileReviewed(
   if (!reviewed.pr) throw planMissing(env, `commit ${sha} belongs to no pull request`);
   if (!reviewed.token) throw planMissing(env, `pull request #${reviewed.pr} has no nyl plan comment for ${env}`);
   core.info(`nyl: executing the plan reviewed on pull request #${reviewed.pr}: ${reviewed.token}`);
+  deployment?.reviewedPlan(reviewed.token);
   try {
     return await reconcile(ctx, {
       ...opts,

@@ -53,7 +53,7 @@ export class DeploymentRun {
 
   constructor(
     private readonly deployments: Deployments,
-    private readonly plan: string | undefined,
+    private plan: string | undefined,
     private readonly keep: DeploymentKeeper = {},
   ) {}
 
@@ -61,6 +61,11 @@ export class DeploymentRun {
   shown(): { id: number; environment: string; state: string } | undefined {
     const d = this.deployments;
     return d.id !== undefined && d.state ? { id: d.id, environment: d.environment, state: d.state } : undefined;
+  }
+
+  /** The reviewed plan's token, once known (plan-from-pr reads it from the pull request). */
+  reviewedPlan(token: string): void {
+    this.plan = token;
   }
 
   /** The page its statuses link to as their log. */

@@ -158,7 +158,9 @@ export function checkOptions(command: string, values: Values, positionals: strin
   const environment = (values.environment as string | undefined) ?? '';
   const group = checkGroup(command, values);
   // Every command acts on one environment, but the one that lists them (and batches over a group).
-  if (!environment && command !== 'environments' && group === undefined)
+  if (command === 'site' && !values.out)
+    throw usage('site needs --out DIR', 'pass the folder to write the site to, e.g. `nyl site --out site`');
+  if (!environment && command !== 'environments' && command !== 'site' && group === undefined)
     throw usage(`${command} needs an environment`, `pass -e ENV, e.g. \`nyl ${command} -e dev\``);
   const parallelism = positive(values, 'parallelism', DEFAULT_PARALLELISM) as number;
   const durations = {

@@ -343,6 +343,28 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: { config: COMMON.config as OptionSpec, json: COMMON.json as OptionSpec, help: COMMON.help as OptionSpec },
     exits: '0 listed; 1 bad input or configuration',
   },
+  site: {
+    summary: 'write a static site of the environments from the state refs (no server)',
+    usage:
+      'nyl site --out DIR [-e ENV | --group G] [--no-logs] [--no-outputs] [--local] [--remote NAME] [--config FILE|DIR] [--network-timeout DURATION] [--json]',
+    required: ['out'],
+    description:
+      'Reads each environment’s status and runs (what `nyl status` and `nyl runs` read) and writes\n' +
+      'self-contained HTML to DIR: index.html (first what needs a person, then every environment in\n' +
+      'promotion order), env/ENV/index.html (units, url, outputs, runs newest first; runs-2.html … for\n' +
+      'older runs) and env/ENV/run/RUN.html (record, states, units, resource changes, logs), with one\n' +
+      'site.css, relative links and no script. Every string is masked. A GitHub Pages site is public\n' +
+      'unless the organisation has private Pages: see docs/site.md.',
+    options: {
+      ...COMMON,
+      environment: { ...(COMMON.environment as OptionSpec), help: 'only this environment (default: all)' },
+      group: { type: 'string', value: 'G', help: 'only the environments of EnvironmentGroup G' },
+      out: { type: 'string', value: 'DIR', help: 'the folder to write the site to (created; its pages replaced)' },
+      'no-logs': { type: 'boolean', help: 'leave the units’ logs out' },
+      'no-outputs': { type: 'boolean', help: 'leave the units’ recorded outputs out' },
+    },
+    exits: `0 written; ${READ_FAILS}, an unknown environment or group, a folder that cannot be written`,
+  },
   schema: {
     summary: 'print the JSON Schema of nyl.yaml documents (or, with --report, of --json output)',
     usage: 'nyl schema [--report]',

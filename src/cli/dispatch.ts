@@ -9,6 +9,7 @@ import { reconcile } from '../core/ops/reconcile/reconcile.js';
 import { recover } from '../core/ops/recovery/recover.js';
 import { pruneRuns } from '../core/ops/runs/prune.js';
 import { listRuns, runLogs, showRun } from '../core/ops/runs/runs.js';
+import { gatherSite } from '../core/ops/site/gather.js';
 import { listEnvironments } from '../core/ops/status/environments.js';
 import { status } from '../core/ops/status/status.js';
 import { teardown } from '../core/ops/teardown/teardown.js';
@@ -22,6 +23,7 @@ import { stateForget, stateShow } from '../core/ops/writes/state.js';
 import { prettyJson } from '../core/util/canonical.js';
 import { Exit, NylError, problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
+import { writeSite } from '../site/pages.js';
 import type { CheckedOptions } from './check.js';
 import { deployed } from './deployments.js';
 import type { Values } from './parse.js';
@@ -152,6 +154,11 @@ const HANDLERS: Record<string, (c: Call) => Promise<Report>> = {
   recover: recoverOf,
   'lease break': ({ ctx, o }) => leaseBreak(ctx, { environment: o.environment, reason: o.reason as string }),
   environments: ({ ctx }) => listEnvironments(ctx),
+  site: async ({ ctx, values, o }) => {
+    const left = { logs: values['no-logs'] !== true, outputs: values['no-outputs'] !== true };
+    const data = await gatherSite(ctx, { environment: o.environment || undefined, group: o.group, ...left });
+    return writeSite(data, values.out as string, left);
+  },
   runs: ({ ctx, o }) => listRuns(ctx, { environment: o.environment, limit: o.limit, sinceMs: o.sinceMs }),
   'runs show': ({ ctx, o, positionals }) => showRun(ctx, { environment: o.environment, run: positionals[0] as string }),
   'runs prune': ({ ctx, o }) => pruneRuns(ctx, { environment: o.environment, olderThanMs: o.olderThanMs as number }),

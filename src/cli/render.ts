@@ -146,7 +146,10 @@ export function renderOp(r: OpReport): string {
   if (r.document !== undefined) return withProblems([prettyJson(r.document).trimEnd()], r.problems);
   if (r.table) return withProblems([table(r.table.header, r.table.rows)], r.problems);
   return withProblems(
-    [`${r.operation} ${r.environment}: ${r.outcome}`, ...r.facts.map(([k, v]) => `  ${k}: ${factText(v)}`)],
+    [
+      `${r.operation}${r.environment ? ` ${r.environment}` : ''}: ${r.outcome}`,
+      ...r.facts.map(([k, v]) => `  ${k}: ${factText(v)}`),
+    ],
     r.problems,
   );
 }

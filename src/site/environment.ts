@@ -1,0 +1,131 @@
+import type { SiteData, SiteEnvironment, SiteRun } from '../core/ops/site/gather.js';
+import {
+  commit,
+  countsText,
+  duration,
+  facts,
+  link,
+  outLink,
+  page,
+  seg,
+  state,
+  t,
+  table,
+  time,
+  unitId,
+} from './html.js';
+import { gateText, leaseText, stateCounts } from './overview.js';
+
+/** env/<name>/index.html (units, url, outputs, the newest runs) and runs-2.html… (older runs). */
+
+export const RUNS_PER_PAGE = 50;
+
+const runHref = (run: string) => `run/${seg(run)}.html`;
+export const runsPageName = (n: number) => (n === 1 ? 'index.html' : `runs-${n}.html`);
+
+function unitsTable(e: SiteEnvironment): string {
+  const known = new Set(e.runs.map((r) => r.line.run));
+  const rows = e.status.rows.map((r) => [
+    t(r.unit),
+    t(r.kind),
+    state(r.state),
+    t(r.receipt),
+    r.lastRun && known.has(r.lastRun) ? link(runHref(r.lastRun), r.lastRun) : t(r.lastRun),
+    t(r.detail),
+  ]);
+  return table(
+    `${e.status.rows.length} unit${e.status.rows.length === 1 ? '' : 's'}: ${countsText(stateCounts(e))}`,
+    ['Unit', 'Kind', 'State', 'Receipt', 'Last run', 'Detail'],
+    rows,
+    e.status.rows.map((r) => unitId(r.unit)),
+  );
+}
+
+function outputsSection(e: SiteEnvironment): string {
+  if (!e.outputs) return '';
+  const rows = e.outputs.flatMap((o) =>
+    Object.entries(o.outputs).map(([k, v]) => [t(o.unit), t(k), `<code>${t(v)}</code>`]),
+  );
+  const body = rows.length
+    ? table('Outputs the receipts recorded (sensitive outputs are never recorded)', ['Unit', 'Output', 'Value'], rows)
+    : '<p>No unit recorded outputs.</p>';
+  return `<h2>Outputs</h2>\n${body}`;
+}
+
+function problemsSection(e: SiteEnvironment): string {
+  if (!e.status.problems.length) return '';
+  const items = e.status.problems.map(
+    (p) =>
+      `<li><strong>${t(p.severity)} ${t(p.code)}</strong>: ${t(p.message)}${p.fix ? `<br><span class="muted">fix: ${t(p.fix)}</span>` : ''}</li>`,
+  );
+  return `<h2>Problems</h2>\n<ul>${items.join('\n')}</ul>`;
+}
+
+function runsTable(e: SiteEnvironment, runs: SiteRun[], repoUrl: string | undefined, first: number): string {
+  const rows = runs.map((r) => [
+    link(runHref(r.line.run), r.line.run),
+    t(r.line.operation),
+    state(r.line.state),
+    time(r.line.startedAt),
+    t(duration(r.line.durationMs)),
+    r.line.job ? `${t(r.line.who)} (${outLink(r.line.job, 'GitHub job')})` : t(r.line.who),
+    commit(r.line.source, repoUrl),
+    t(countsText(r.line.counts)),
+    t(r.line.detail),
+  ]);
+  const last = first + runs.length;
+  return table(
+    `Runs ${runs.length ? `${first + 1}–${last}` : '0'} of ${e.runs.length}, newest first`,
+    ['Run', 'Operation', 'State', 'Started', 'Duration', 'Who', 'Source', 'Results', 'Detail'],
+    rows,
+  );
+}
+
+function pagination(pages: number, current: number): string {
+  if (pages <= 1) return '';
+  const items = Array.from({ length: pages }, (_, i) =>
+    i + 1 === current
+      ? `<li aria-current="page">runs page ${i + 1}</li>`
+      : `<li>${link(runsPageName(i + 1), `runs page ${i + 1}`)}</li>`,
+  );
+  return `<nav aria-label="Runs pages"><ul class="pages">${items.join('')}</ul></nav>`;
+}
+
+function header(e: SiteEnvironment, data: SiteData): string {
+  return facts([
+    ['url', e.status.url ? outLink(e.status.url, e.status.url) : t(e.status.urlMissing ?? '')],
+    ['group', t(e.group ?? '')],
+    ['after', t(e.after.join(', '))],
+    ['source now', commit(e.status.source, data.repoUrl)],
+    ['promotion gate', gateText(e)],
+    ['lease', leaseText(e, runHref)],
+  ]);
+}
+
+/** The environment's pages by file name: index.html, then runs-2.html … for older runs. */
+export function environmentPages(e: SiteEnvironment, data: SiteData): Map<string, string> {
+  const pages = Math.max(1, Math.ceil(e.runs.length / RUNS_PER_PAGE));
+  const out = new Map<string, string>();
+  for (let n = 1; n <= pages; n++) {
+    const runs = e.runs.slice((n - 1) * RUNS_PER_PAGE, n * RUNS_PER_PAGE);
+    const top =
+      n === 1
+        ? [header(e, data), '<h2>Units</h2>', unitsTable(e), outputsSection(e), problemsSection(e)]
+        : [`<p>${link('index.html', `Units and newest runs of ${e.name}`)}</p>`];
+    const body = [
+      `<h1>Environment ${t(e.name)}${n > 1 ? `, runs page ${n}` : ''}</h1>`,
+      ...top,
+      '<h2>Runs</h2>',
+      runsTable(e, runs, data.repoUrl, (n - 1) * RUNS_PER_PAGE),
+      pagination(pages, n),
+    ];
+    const title = n === 1 ? `Environment ${e.name}` : `Environment ${e.name}, runs page ${n}`;
+    const crumbs: [string, string][] = [['../../index.html', 'All environments']];
+    if (n > 1) crumbs.push(['index.html', `Environment ${e.name}`]);
+    out.set(
+      runsPageName(n),
+      page({ title, root: '../../', crumbs, body: body.join('\n'), generatedAt: data.generatedAt }),
+    );
+  }
+  return out;
+}

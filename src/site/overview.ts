@@ -1,0 +1,92 @@
+import type { SiteAttention, SiteData, SiteEnvironment, SiteRun } from '../core/ops/site/gather.js';
+import { commit, countsText, facts, link, outLink, page, seg, state, t, table, time, unitId } from './html.js';
+
+/** index.html: first what needs a person, then every environment in promotion order. */
+
+export const envHref = (env: string) => `env/${seg(env)}/index.html`;
+
+function attentionRow(a: SiteAttention, data: SiteData): string[] {
+  const env = data.environments.find((e) => e.name === a.environment);
+  const what = a.unit
+    ? link(`${envHref(a.environment)}#${unitId(a.unit)}`, `unit ${a.unit}`)
+    : a.run && env?.runs.some((r) => r.line.run === a.run)
+      ? link(`env/${seg(a.environment)}/run/${seg(a.run)}.html`, `run ${a.run}`)
+      : t(a.run ? `run ${a.run}` : '');
+  return [state(a.state), link(envHref(a.environment), a.environment), what, t(a.detail)];
+}
+
+function needsAPerson(data: SiteData): string {
+  const body = data.attention.length
+    ? table(
+        `${data.attention.length} thing${data.attention.length === 1 ? '' : 's'} wait on a person`,
+        ['State', 'Environment', 'What', 'Detail'],
+        data.attention.map((a) => attentionRow(a, data)),
+      )
+    : '<p>Nothing waits on a person.</p>';
+  const cls = data.attention.length ? 'needs' : 'calm';
+  return `<section id="needs" class="${cls}" aria-labelledby="needs-h"><h2 id="needs-h">Needs a person</h2>\n${body}\n</section>`;
+}
+
+/** The run that last reconciled the environment (it landed what the environment has applied). */
+export function lastReconcile(e: SiteEnvironment): SiteRun | undefined {
+  return e.runs.find((r) => r.line.operation === 'reconcile' && ['succeeded', 'failed'].includes(r.line.state));
+}
+
+/** The lease in words: free, or held by which run (and its GitHub job), until when. */
+export function leaseText(e: SiteEnvironment, runHref: (run: string) => string): string {
+  const l = e.status.lease;
+  if (!l || l.state === 'released') return 'free';
+  const run = e.runs.find((r) => r.line.run === l.run);
+  const runLink = run ? link(runHref(l.run), `run ${l.run}`) : t(`run ${l.run}`);
+  const job = run?.line.job ? ` (${outLink(run.line.job, 'GitHub job')})` : '';
+  return `${t(l.state)} by ${runLink}${job}: ${t(l.holder)}${l.state === 'held' ? `, until ${time(l.deadline)}` : ''}`;
+}
+
+/** Where the environment's promotion gate stands: ready, or what the environments before it miss. */
+export function gateText(e: SiteEnvironment): string {
+  const p = e.status.promotion;
+  if (!p?.length) return '';
+  return p
+    .map((g) =>
+      g.ready
+        ? `${t(g.environment)}: ready`
+        : `${t(g.environment)}: <strong>waiting</strong> (${t(g.missing.join('; '))})`,
+    )
+    .join('<br>');
+}
+
+export function stateCounts(e: SiteEnvironment): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const r of e.status.rows) c[r.state] = (c[r.state] ?? 0) + 1;
+  return c;
+}
+
+function environmentSection(e: SiteEnvironment, data: SiteData): string {
+  const last = lastReconcile(e);
+  const runHref = (run: string) => `env/${seg(e.name)}/run/${seg(run)}.html`;
+  const applied = last
+    ? `${commit(last.line.source, data.repoUrl)} by ${link(runHref(last.line.run), `run ${last.line.run}`)} (${t(last.line.state)}), ${time(last.line.finishedAt ?? last.line.startedAt)}, ${t(last.line.who)}`
+    : 'nothing yet';
+  const id = `env-${seg(e.name)}`;
+  return `<section class="env" aria-labelledby="${id}"><h2 id="${id}">${link(envHref(e.name), `Environment ${e.name}`)}</h2>
+${facts([
+  ['after', t(e.after.join(', '))],
+  ['group', t(e.group ?? '')],
+  ['last reconcile', applied],
+  ['source now', commit(e.status.source, data.repoUrl)],
+  ['promotion gate', gateText(e)],
+  ['lease', leaseText(e, runHref)],
+  ['units', t(countsText(stateCounts(e)) || 'none')],
+  ['url', e.status.url ? outLink(e.status.url, e.status.url) : ''],
+])}
+</section>`;
+}
+
+export function overviewPage(data: SiteData): string {
+  const body = [
+    '<h1>Environments</h1>',
+    needsAPerson(data),
+    ...data.environments.map((e) => environmentSection(e, data)),
+  ].join('\n');
+  return page({ title: 'Environments', root: '', crumbs: [], body, generatedAt: data.generatedAt });
+}

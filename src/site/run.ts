@@ -1,0 +1,105 @@
+import type { SiteData, SiteEnvironment, SiteLog, SiteRun, SiteRunUnit } from '../core/ops/site/gather.js';
+import { commit, duration, facts, link, outLink, page, state, t, table, time, unitId } from './html.js';
+
+/** env/<name>/run/<run>.html: a run's record, the times of its states, its units, changes and logs. */
+
+/** The logs of one run page stop here (its other facts are small): no page passes 1 MB. */
+export const LOGS_BUDGET = 800_000;
+
+function recordFacts(r: SiteRun, repoUrl: string | undefined): string {
+  const f = r.facts;
+  const ended = f.ended as { code: string; message: string } | undefined;
+  const list = (v: unknown) => (Array.isArray(v) ? v.join(', ') : '');
+  return facts([
+    ['state', state(r.line.state)],
+    ['operation', t(r.line.operation)],
+    ['where', t(f.where)],
+    ['detail', t(f.detail ?? '')],
+    ['started', time(r.line.startedAt)],
+    ['finished', time(r.line.finishedAt)],
+    ['duration', t(duration(r.line.durationMs))],
+    ['who', t(r.line.who)],
+    ['GitHub job', r.line.job ? outLink(r.line.job, r.line.job) : ''],
+    ['holder', t(f.holder ?? '')],
+    ['source', commit(r.line.source, repoUrl)],
+    ['imported by', t(f.importedBy ?? '')],
+    ['imported', t(list(f.imported))],
+    ['ended', ended ? t(`${ended.code}: ${ended.message}`) : ''],
+  ]);
+}
+
+function statesTable(r: SiteRun): string {
+  if (!r.states.length) return '';
+  const rows = r.states.map((s) => [
+    state(s.state),
+    time(s.at),
+    t(s.wave !== undefined ? s.wave + 1 : ''),
+    t((s.units ?? []).join(', ')),
+  ]);
+  return `<h2>States</h2>\n${table('Each state the run moved to, with its time', ['State', 'At', 'Wave', 'Units'], rows)}`;
+}
+
+function unitsTable(r: SiteRun, e: SiteEnvironment): string {
+  if (!r.units.length) return '<h2>Units</h2>\n<p>The run recorded no unit results.</p>';
+  const rows = r.units.map((u) => [
+    // A unit that left the configuration and its recorded state has no row to link to.
+    e.status.rows.some((x) => x.unit === u.unit) ? link(`../index.html#${unitId(u.unit)}`, u.unit) : t(u.unit),
+    t(u.kind ?? ''),
+    state(u.result),
+    t(duration(u.durationMs)),
+    t(u.exitCode ?? ''),
+    t(u.reason ?? ''),
+  ]);
+  const caption = `${r.units.length} unit${r.units.length === 1 ? '' : 's'} (unit names link to their row in ${e.name})`;
+  return `<h2>Units</h2>\n${table(caption, ['Unit', 'Kind', 'Result', 'Duration', 'Exit code', 'Detail'], rows)}`;
+}
+
+type Changes = { resources?: [string, string][] };
+
+function changesSection(units: SiteRunUnit[]): string {
+  const withChanges = units.filter((u) => (u.changes as Changes | undefined)?.resources?.length);
+  if (!withChanges.length) return '';
+  const rows = withChanges.flatMap((u) =>
+    ((u.changes as Changes).resources ?? []).map(([address, action]) => [
+      t(u.unit),
+      `<code>${t(address)}</code>`,
+      t(action),
+    ]),
+  );
+  return `<h2>Resource changes</h2>\n${table('Resources the run changed (addresses and actions, no values)', ['Unit', 'Address', 'Action'], rows)}`;
+}
+
+function logsSection(logs: SiteLog[] | undefined, env: string, run: string): string {
+  if (!logs) return '';
+  if (!logs.length) return '<h2>Logs</h2>\n<p>The run kept no log.</p>';
+  let used = 0;
+  const parts = logs.map((l) => {
+    const what = `${l.unit}${l.result ? ` (${l.result})` : ''}: ${l.kind === 'tail' ? 'last output seen' : 'log'}`;
+    used += l.text.length;
+    if (used > LOGS_BUDGET)
+      return `<p>${t(what)}: left out to keep the page under 1 MB; \`nyl runs logs -e ${t(env)} ${t(run)} --unit ${t(l.unit)}\` prints it.</p>`;
+    return `<details class="log"><summary>${t(what)}</summary><pre>${t(l.text)}</pre></details>`;
+  });
+  return `<h2>Logs</h2>\n${parts.join('\n')}`;
+}
+
+export function runPage(e: SiteEnvironment, r: SiteRun, data: SiteData): string {
+  const body = [
+    `<h1>Run ${t(r.line.run)}</h1>`,
+    recordFacts(r, data.repoUrl),
+    statesTable(r),
+    unitsTable(r, e),
+    changesSection(r.units),
+    logsSection(r.logs, e.name, r.line.run),
+  ].join('\n');
+  return page({
+    title: `Run ${r.line.run} of ${e.name}`,
+    root: '../../../',
+    crumbs: [
+      ['../../../index.html', 'All environments'],
+      ['../index.html', `Environment ${e.name}`],
+    ],
+    body,
+    generatedAt: data.generatedAt,
+  });
+}

@@ -1,0 +1,255 @@
+/**
+ * `nyl site`: a static site built from the refs alone. Real state made with the built CLI (a
+ * succeeded run, a failed unit, an uncertain one after a timeout, a held one, two environments with
+ * a promotion gate), then the folder read as files: what needs a person comes first, each page has
+ * its units and states, every relative link resolves, a secret appears nowhere, no page is over 1 MB.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { SiteData, SiteEnvironment, SiteRun } from '../src/core/ops/site/gather.js';
+import { RUNS_PER_PAGE } from '../src/site/environment.js';
+import { sitePages } from '../src/site/pages.js';
+import { command, commitFiles, makeRepo, nyl, nylJson, tempDir } from './helpers/repo.js';
+
+const SECRET = 'DEPLOY_TOKEN';
+const VALUE = 's3cr3tvalue99';
+const ENV = { [SECRET]: VALUE };
+const LOCAL = ['--local'];
+
+const ENVS =
+  'kind: Environment\nname: dev\nurl: https://${{ units.web.outputs.host }}/app\n' +
+  '---\nkind: Environment\nname: staging\npromotion: {after: [dev]}\n';
+const WEB = command(
+  'web',
+  `echo "host=web.example" >> "$NYL_OUTPUT"; echo "token is $${SECRET}"; echo "tok=$${SECRET}" >> "$NYL_OUTPUT"`,
+);
+const KEEP = command('keep', 'echo keep-ran');
+
+/** Every file of the folder, by its path relative to it. */
+function filesOf(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesOf(p).map((f) => join(n, f)) : [n];
+  });
+}
+
+const read = (dir: string, f: string) => readFileSync(join(dir, f), 'utf8');
+
+/** Each `href` that is not a link out of the site: its target file exists, and so does its #fragment. */
+function brokenLinks(dir: string): string[] {
+  const broken: string[] = [];
+  for (const f of filesOf(dir).filter((x) => x.endsWith('.html'))) {
+    const html = read(dir, f);
+    for (const m of html.matchAll(/href="([^"]*)"/g)) {
+      const href = (m[1] as string).replace(/&amp;/g, '&');
+      if (/^https?:\/\//.test(href)) continue;
+      if (href.startsWith('/') || /^[a-z]+:/i.test(href)) {
+        broken.push(`${f}: ${href} is not relative`);
+        continue;
+      }
+      const [path, fragment] = href.split('#') as [string, string | undefined];
+      const target = resolve(dir, dirname(f), path || f.split('/').pop() || '');
+      if (!target.startsWith(resolve(dir)) || !existsSync(target)) broken.push(`${f}: ${href}`);
+      else if (fragment && !readFileSync(target, 'utf8').includes(`id="${fragment}"`)) broken.push(`${f}: ${href} (#)`);
+    }
+  }
+  return broken;
+}
+
+/** A row of a table by its id, as HTML. */
+const rowOf = (html: string, id: string) => new RegExp(`<tr id="${id}">.*?</tr>`, 's').exec(html)?.[0] ?? '';
+
+describe('nyl site', () => {
+  let dir: string;
+  let out: string;
+  let devRuns: { run: string; state: string }[];
+
+  beforeAll(async () => {
+    // 1. a succeeded run on dev
+    dir = makeRepo({ 'nyl.yaml': ENVS + WEB + KEEP });
+    const first = await nyl(dir, ['reconcile', '-e', 'dev', ...LOCAL], ENV);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // 2. a failed unit and an uncertain one (timed out, not idempotent, no inspect)
+    commitFiles(dir, {
+      'nyl.yaml':
+        ENVS + WEB + KEEP + command('bad', 'echo failing-now; exit 3') + command('slow', 'sleep 5', { timeout: '1s' }),
+    });
+    const second = await nyl(dir, ['reconcile', '-e', 'dev', ...LOCAL], ENV);
+    expect(second.code, second.stdout + second.stderr).toBe(4);
+    // 3. a held unit
+    const held = await nyl(dir, ['hold', '-e', 'dev', '--unit', 'keep', '--reason', 'maintenance', ...LOCAL], ENV);
+    expect(held.code, held.stdout + held.stderr).toBe(0);
+    // 4. staging waits at its promotion gate
+    const gated = await nyl(dir, ['reconcile', '-e', 'staging', ...LOCAL], ENV);
+    expect(gated.code, gated.stdout + gated.stderr).toBe(2);
+    const runs = await nylJson<{ facts: { runs: { run: string; state: string }[] } }>(dir, [
+      'runs',
+      '-e',
+      'dev',
+      ...LOCAL,
+    ]);
+    devRuns = runs.json.facts.runs;
+    out = join(tempDir('nyl-site-'), 'site');
+    const site = await nyl(dir, ['site', '--out', out, ...LOCAL], ENV);
+    expect(site.code, site.stdout + site.stderr).toBe(0);
+    expect(site.stdout).toMatch(/^site: \d+ pages written\n {2}folder: /);
+  }, 120_000);
+
+  it('the overview lists what needs a person first: the failed, uncertain and held units', () => {
+    const html = read(out, 'index.html');
+    const needs = html.indexOf('Needs a person');
+    const firstEnv = html.indexOf('<section class="env"');
+    expect(needs).toBeGreaterThan(0);
+    expect(firstEnv).toBeGreaterThan(needs);
+    const list = html.slice(needs, firstEnv);
+    expect(list).toMatch(/st-failed">failed<.*unit bad/s);
+    expect(list).toMatch(/st-uncertain">uncertain<.*unit slow/s);
+    expect(list).toMatch(/st-held">held<.*unit keep/s);
+    expect(list).not.toContain('unit web');
+    // failed before uncertain before held
+    expect(list.indexOf('unit bad')).toBeLessThan(list.indexOf('unit slow'));
+    expect(list.indexOf('unit slow')).toBeLessThan(list.indexOf('unit keep'));
+    // Environments in promotion order; staging's gate waits on dev; the lease is free.
+    expect(html.indexOf('Environment dev')).toBeLessThan(html.indexOf('Environment staging'));
+    expect(html).toMatch(/promotion gate<\/dt><dd>dev: <strong>waiting<\/strong>/);
+    expect(html).toContain('<dt>lease</dt><dd>free</dd>');
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<link rel="stylesheet" href="site.css">');
+    expect(html).not.toContain('<script');
+  });
+
+  it('each environment page has its units with their states, the url, outputs and runs newest first', () => {
+    const dev = read(out, 'env/dev/index.html');
+    expect(rowOf(dev, 'u-web')).toContain('st-current');
+    expect(rowOf(dev, 'u-bad')).toContain('st-failed');
+    expect(rowOf(dev, 'u-bad')).toContain('exited with 3');
+    expect(rowOf(dev, 'u-slow')).toContain('st-uncertain');
+    expect(rowOf(dev, 'u-keep')).toContain('st-held');
+    expect(dev).toContain('<a href="https://web.example/app">https://web.example/app</a>');
+    expect(dev).toMatch(/<h2>Outputs<\/h2>.*<td>web<\/td><td>host<\/td><td><code>web\.example<\/code>/s);
+    expect(dev).toContain('<th scope="col">Unit</th>');
+    const runsAt = devRuns.map((r) => dev.indexOf(`href="run/${r.run}.html"`, dev.indexOf('<h2>Runs</h2>')));
+    expect(runsAt.every((i) => i > 0)).toBe(true);
+    expect([...runsAt].sort((a, b) => a - b)).toEqual(runsAt);
+    const staging = read(out, 'env/staging/index.html');
+    expect(rowOf(staging, 'u-web')).toContain('st-pending');
+  });
+
+  it('each run has a page with its record, states and units', () => {
+    expect(devRuns.map((r) => r.state).sort()).toEqual(['failed', 'succeeded']);
+    for (const r of devRuns) {
+      const html = read(out, `env/dev/run/${r.run}.html`);
+      expect(html).toContain(`<h1>Run ${r.run}</h1>`);
+      expect(html).toContain(`st-${r.state}`);
+    }
+    const failed = devRuns.find((r) => r.state === 'failed');
+    const html = read(out, `env/dev/run/${failed?.run}.html`);
+    expect(html).toMatch(
+      /<a href="\.\.\/index\.html#u-bad">bad<\/a><\/td><td>Command<\/td><td><span class="st st-failed">failed<\/span><\/td><td>[^<]+<\/td><td>3<\/td>/,
+    );
+    expect(html).toContain('<a href="../index.html#u-slow">slow</a>');
+    expect(html).toMatch(/<details class="log"><summary>bad \(failed\): log<\/summary><pre>failing-now/);
+  });
+
+  it('every relative link resolves to a file (and anchor) in the folder; nothing links to an absolute path', () => {
+    expect(brokenLinks(out)).toEqual([]);
+    expect(filesOf(out)).toContain('site.css');
+  });
+
+  it('a secret set in the environment appears in no file; no page is over 1 MB', () => {
+    for (const f of filesOf(out)) {
+      const text = read(out, f);
+      expect(text.includes(VALUE), f).toBe(false);
+      expect(statSync(join(out, f)).size, f).toBeLessThan(1_000_000);
+    }
+    // The unit did print it: the log says so, masked.
+    expect(filesOf(out).some((f) => read(out, f).includes('token is ***'))).toBe(true);
+  });
+
+  it('--no-logs leaves the log sections out, --no-outputs the outputs; -e builds one environment', async () => {
+    const bare = join(tempDir('nyl-site-'), 'site');
+    const r = await nyl(dir, ['site', '--out', bare, '--no-logs', '--no-outputs', '-e', 'dev', ...LOCAL], ENV);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('logs: left out (--no-logs)');
+    for (const f of filesOf(bare)) {
+      const text = read(bare, f);
+      expect(text, f).not.toContain('<h2>Logs</h2>');
+      expect(text, f).not.toContain('<details class="log"');
+      expect(text, f).not.toContain('<h2>Outputs</h2>');
+    }
+    expect(existsSync(join(bare, 'env/staging'))).toBe(false);
+    expect(brokenLinks(bare)).toEqual([]);
+  });
+
+  it('bad input: no --out is NYL-USAGE; an unknown environment is refused as status refuses it', async () => {
+    const none = await nyl(dir, ['site', ...LOCAL]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('error NYL-USAGE\n  site needs --out DIR');
+    const unknown = await nyl(dir, ['site', '--out', join(tempDir(), 's'), '-e', 'nope', ...LOCAL]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('error NYL-ENV-UNKNOWN (nope)');
+    const help = await nyl(dir, ['site', '--help']);
+    expect(help.stdout).toContain('usage: nyl site --out DIR');
+  });
+});
+
+/** Made-up data: many runs and long logs, to see the pages stay small and link to each other. */
+function bigEnvironment(runs: number, logBytes: number): SiteEnvironment {
+  const run = (i: number): SiteRun => {
+    const id = `run-${String(runs - i).padStart(5, '0')}`;
+    const line = {
+      run: id,
+      operation: 'reconcile',
+      state: 'succeeded',
+      place: 'history',
+      startedAt: '2025-01-01T00:00:00Z',
+      who: 'ci@runner',
+      source: 'a'.repeat(40),
+      counts: { executed: 2 },
+      detail: '',
+    };
+    const log = (unit: string) => ({ unit, result: 'executed', kind: 'log' as const, text: 'x'.repeat(logBytes) });
+    return {
+      line,
+      facts: {},
+      states: [],
+      units: [{ unit: 'a', result: 'executed' }],
+      logs: i === 0 ? [log('a'), log('b'), log('c')] : [],
+    };
+  };
+  return {
+    name: 'prod',
+    after: [],
+    production: true,
+    status: { operation: 'status', environment: 'prod', source: 'a'.repeat(40), rows: [], problems: [], exit: 0 },
+    runs: Array.from({ length: runs }, (_, i) => run(i)),
+  };
+}
+
+describe('site pages (no CLI)', () => {
+  it(`paginates runs ${RUNS_PER_PAGE} per page, and keeps a run page with long logs under 1 MB`, async () => {
+    const data: SiteData = {
+      generatedAt: '2025-01-01T00:00:00Z',
+      environments: [bigEnvironment(120, 600_000)],
+      attention: [],
+    };
+    const pages = sitePages(data);
+    expect([...pages.keys()].filter((p) => /^env\/prod\/(index|runs-\d+)\.html$/.test(p)).sort()).toEqual([
+      'env/prod/index.html',
+      'env/prod/runs-2.html',
+      'env/prod/runs-3.html',
+    ]);
+    for (const [p, text] of pages) expect(Buffer.byteLength(text), p).toBeLessThan(1_000_000);
+    const newest = pages.get('env/prod/run/run-00120.html') as string;
+    expect(newest).toContain('left out to keep the page under 1 MB');
+    expect(pages.get('env/prod/runs-3.html')).toContain('href="run/run-00001.html"');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const folder = tempDir('nyl-site-big-');
+    for (const [p, text] of pages) {
+      mkdirSync(dirname(join(folder, p)), { recursive: true });
+      writeFileSync(join(folder, p), text);
+    }
+    expect(brokenLinks(folder)).toEqual([]);
+  });
+});

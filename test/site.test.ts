@@ -10,21 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { SiteData, SiteEnvironment, SiteRun } from '../src/core/ops/site/gather.js';
 import { RUNS_PER_PAGE } from '../src/site/environment.js';
 import { sitePages } from '../src/site/pages.js';
-import { command, commitFiles, makeRepo, nyl, nylJson, tempDir } from './helpers/repo.js';
-
-const SECRET = 'DEPLOY_TOKEN';
-const VALUE = 's3cr3tvalue99';
-const ENV = { [SECRET]: VALUE };
-const LOCAL = ['--local'];
-
-const ENVS =
-  'kind: Environment\nname: dev\nurl: https://${{ units.web.outputs.host }}/app\n' +
-  '---\nkind: Environment\nname: staging\npromotion: {after: [dev]}\n';
-const WEB = command(
-  'web',
-  `echo "host=web.example" >> "$NYL_OUTPUT"; echo "token is $${SECRET}"; echo "tok=$${SECRET}" >> "$NYL_OUTPUT"`,
-);
-const KEEP = command('keep', 'echo keep-ran');
+import { nyl, tempDir } from './helpers/repo.js';
+import { ENV, LOCAL, makeSiteState, VALUE } from './helpers/site-state.js';
 
 /** Every file of the folder, by its path relative to it. */
 function filesOf(dir: string): string[] {
@@ -66,34 +53,7 @@ describe('nyl site', () => {
   let devRuns: { run: string; state: string }[];
 
   beforeAll(async () => {
-    // 1. a succeeded run on dev
-    dir = makeRepo({ 'nyl.yaml': ENVS + WEB + KEEP });
-    const first = await nyl(dir, ['reconcile', '-e', 'dev', ...LOCAL], ENV);
-    expect(first.code, first.stdout + first.stderr).toBe(0);
-    // 2. a failed unit and an uncertain one (timed out, not idempotent, no inspect)
-    commitFiles(dir, {
-      'nyl.yaml':
-        ENVS + WEB + KEEP + command('bad', 'echo failing-now; exit 3') + command('slow', 'sleep 5', { timeout: '1s' }),
-    });
-    const second = await nyl(dir, ['reconcile', '-e', 'dev', ...LOCAL], ENV);
-    expect(second.code, second.stdout + second.stderr).toBe(4);
-    // 3. a held unit
-    const held = await nyl(dir, ['hold', '-e', 'dev', '--unit', 'keep', '--reason', 'maintenance', ...LOCAL], ENV);
-    expect(held.code, held.stdout + held.stderr).toBe(0);
-    // 4. staging waits at its promotion gate
-    const gated = await nyl(dir, ['reconcile', '-e', 'staging', ...LOCAL], ENV);
-    expect(gated.code, gated.stdout + gated.stderr).toBe(2);
-    const runs = await nylJson<{ facts: { runs: { run: string; state: string }[] } }>(dir, [
-      'runs',
-      '-e',
-      'dev',
-      ...LOCAL,
-    ]);
-    devRuns = runs.json.facts.runs;
-    out = join(tempDir('nyl-site-'), 'site');
-    const site = await nyl(dir, ['site', '--out', out, ...LOCAL], ENV);
-    expect(site.code, site.stdout + site.stderr).toBe(0);
-    expect(site.stdout).toMatch(/^site: \d+ pages written\n {2}folder: /);
+    ({ dir, out, devRuns } = await makeSiteState());
   }, 120_000);
 
   it('the overview lists what needs a person first: the failed, uncertain and held units', () => {

@@ -162,7 +162,7 @@ function bigEnvironment(runs: number, logBytes: number): SiteEnvironment {
       run: id,
       operation: 'reconcile',
       state: 'succeeded',
-      place: 'history',
+      place: 'history' as const,
       startedAt: '2025-01-01T00:00:00Z',
       who: 'ci@runner',
       source: 'a'.repeat(40),

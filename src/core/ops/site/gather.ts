@@ -1,5 +1,5 @@
 import { Exit, NylError, problem } from '../../util/errors.js';
-import { listRuns, runLogs, showRun } from '../runs/runs.js';
+import { listRuns, type RunEntry, runLogs, showRun } from '../runs/runs.js';
 import { listEnvironments } from '../status/environments.js';
 import { status } from '../status/status.js';
 import type { OpReport, StatusReport, StatusRow } from '../workspace/report.js';
@@ -15,20 +15,7 @@ export interface SiteOptions {
 }
 
 /** A run as `nyl runs` lists it (without its record and file ids). */
-export interface SiteRunLine {
-  run: string;
-  operation: string;
-  state: string;
-  place: string;
-  startedAt: string;
-  finishedAt?: string;
-  durationMs?: number;
-  who: string;
-  job?: string;
-  source: string;
-  counts: Record<string, number>;
-  detail: string;
-}
+export type SiteRunLine = Omit<RunEntry, 'record' | 'files'>;
 
 /** One unit's result in a run, as `nyl runs show` gives it. */
 export interface SiteRunUnit {

@@ -525,8 +525,10 @@ describe('fake tofu/terraform: state locks and interrupts', () => {
     const dir = initialized();
     const info = { ID: 'held', Operation: 'OperationTypeApply', Info: '', Who: 'x@y', Version: '1.8.0' };
     writeFileSync(join(dir, '.terraform.tfstate.lock.info'), JSON.stringify(info));
-    setTimeout(() => rmSync(join(dir, '.terraform.tfstate.lock.info')), 700);
     const r = start(TOFU, [...PLAN, '-lock-timeout=10s', '-no-color'], dir, TOKEN);
+    // Released once the tool waits for it (not after a fixed time: a slow start would miss it).
+    await waitFor('the tool to wait for the lock', () => r.out().includes('Acquiring state lock'));
+    rmSync(join(dir, '.terraform.tfstate.lock.info'));
     expect((await r.exit).code).toBe(2);
     expect(r.out()).toContain('Acquiring state lock. This may take a few moments...\n');
   });

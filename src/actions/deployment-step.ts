@@ -12,11 +12,16 @@ export function deploymentStep(
   target: DeploymentTarget,
   plan: string | undefined,
 ): DeploymentRun {
-  const deployments = new Deployments(octokit, target, (message) =>
-    core.warning(masker.mask(message), { title: 'NYL-DEPLOYMENT' }),
-  );
-  return new DeploymentRun(deployments, plan, {
+  return new DeploymentRun(actionDeployments(octokit, target), plan, {
     started: (id) => core.saveState('deployment', String(id)),
     done: () => core.saveState('deployment-done', 'true'),
   });
+}
+
+/** A job's deployments: what the API refuses as a masked NYL-DEPLOYMENT warning (main and post step). */
+export function actionDeployments(
+  octokit: ConstructorParameters<typeof Deployments>[0],
+  target: DeploymentTarget,
+): Deployments {
+  return new Deployments(octokit, target, (message) => core.warning(masker.mask(message), { title: 'NYL-DEPLOYMENT' }));
 }

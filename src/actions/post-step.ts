@@ -5,7 +5,7 @@ import { signalGroup, signalStop } from '../core/proc/children.js';
 import { groupAlive, stopPending, stopsListedIn } from '../core/proc/watchdog.js';
 import { currentHolder } from '../core/state/lease.js';
 import { parseDuration } from '../core/util/duration.js';
-import { useActorIdentity, useToken } from './face.js';
+import { useActorIdentity, useToken, workflowRunUrl } from './face.js';
 
 /**
  * The post step's work once its main step did not finish: stop the tools it left, then release
@@ -57,16 +57,14 @@ async function endDeployment(): Promise<void> {
   const environment = core.getState('deployment-environment');
   if (!id || !environment || core.getState('deployment-done')) return;
   const token = core.getInput('token') || process.env.GITHUB_TOKEN || '';
-  const [{ Deployments, deploymentsClient }, { context }] = await Promise.all([
+  const [{ actionDeployments }, { deploymentsClient }, { context }] = await Promise.all([
+    import('./deployment-step.js'),
     import('../github/deployments.js'),
     import('@actions/github'),
   ]);
-  const { GITHUB_SERVER_URL: server, GITHUB_REPOSITORY: repository, GITHUB_RUN_ID: run } = process.env;
-  const logUrl = server && repository && run ? `${server}/${repository}/actions/runs/${run}` : undefined;
+  const logUrl = workflowRunUrl();
   const target = { ...context.repo, environment, production: false, ...(logUrl ? { logUrl } : {}) };
-  const d = new Deployments(deploymentsClient(token), target, (message) =>
-    core.warning(message, { title: 'NYL-DEPLOYMENT' }),
-  );
+  const d = actionDeployments(deploymentsClient(token), target);
   d.id = id;
   await d.status('error', {
     description: 'the job was cancelled or killed before the run landed; the next run takes over',

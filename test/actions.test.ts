@@ -1101,7 +1101,7 @@ describe('root action (command input)', () => {
 
     expectInputError(
       await step('main', w, { inputs: { command: 'deploy', environment: 'dev' } }),
-      'input command: "deploy" is not one of reconcile, recover, verify, lease-break, plan',
+      'input command: "deploy" is not one of reconcile, recover, verify, lease-break, plan, site',
     );
   });
 });

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AxeResults } from 'axe-core';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeSiteState, type SiteState } from './helpers/site-state.js';
+import { type SiteState, sharedSiteState } from './helpers/site-state.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -72,7 +72,7 @@ suite('nyl site in a browser', () => {
   let pages: Record<Kind, string>;
 
   beforeAll(async () => {
-    state = await makeSiteState();
+    state = await sharedSiteState();
     const failed = state.devRuns.find((r) => r.state === 'failed');
     expect(failed).toBeDefined();
     pages = {
@@ -82,7 +82,7 @@ suite('nyl site in a browser', () => {
     };
     mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -120,17 +120,19 @@ suite('nyl site in a browser', () => {
       const el = page.locator(selector).filter({ hasText: text }).first();
       return (await el.count()) > 0 && (await el.isVisible());
     };
-    // The overview: the failed, uncertain and held units under "Needs a person", each named.
+    // The overview: what waits on a person under "Needs a person", each unit named.
     let { page, close } = await open(browser, pages.overview, PHONE);
     const needs = page.locator('#needs');
-    for (const [state, unit] of [
-      ['failed', 'bad'],
-      ['uncertain', 'slow'],
-      ['held', 'keep'],
+    for (const [state, words, env, unit] of [
+      ['failed', 'failed', 'dev', 'bad'],
+      ['uncertain', 'uncertain', 'dev', 'slow'],
+      ['awaiting-approval', 'awaiting approval', 'prod', 'drifty'],
+      ['drifted', 'drifted', 'dev', 'drifty'],
+      ['held', 'held', 'dev', 'keep'],
     ] as const) {
-      expect(await visible(page, `#needs .st-${state}`, state), `overview: ${state}`).toBe(true);
+      expect(await visible(page, `#needs .st-${state}`, words), `overview: ${state}`).toBe(true);
       const row = needs.locator('tr').filter({ has: page.locator(`.st-${state}`) });
-      expect(await row.textContent(), `overview: ${state}`).toContain(`unit ${unit}`);
+      expect(await row.textContent(), `overview: ${state}`).toContain(`${env}unit ${unit}`);
     }
     expect(await needs.textContent()).not.toContain('unit web');
     await close();
@@ -141,12 +143,16 @@ suite('nyl site in a browser', () => {
       ['u-bad', 'failed'],
       ['u-slow', 'uncertain'],
       ['u-keep', 'held'],
+      ['u-drifty', 'drifted'],
     ]) {
       const cell = page.locator(`#${row} .st-${state}`).first();
       expect(await cell.count(), `environment: ${row} ${state}`).toBe(1);
       await cell.scrollIntoViewIfNeeded();
       expect(await cell.isVisible(), `environment: ${row} ${state}`).toBe(true);
     }
+    // Its runs, newest first: each state in the runs table.
+    const runStates = await page.locator('table').last().locator('tbody tr .st').allTextContents();
+    expect(runStates).toEqual(['failed', 'superseded', 'succeeded', 'lost', 'cancelled', 'succeeded']);
     await close();
     // The failed run's page: the run's state, and its failed and uncertain units.
     ({ page, close } = await open(browser, pages.run, PHONE));
@@ -200,5 +206,5 @@ suite('nyl site in a browser', () => {
       }
     }
     expect(found).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 });

@@ -1,8 +1,10 @@
 /**
- * `nyl site`: a static site built from the refs alone. Real state made with the built CLI (a
- * succeeded run, a failed unit, an uncertain one after a timeout, a held one, two environments with
- * a promotion gate), then the folder read as files: what needs a person comes first, each page has
- * its units and states, every relative link resolves, a secret appears nowhere, no page is over 1 MB.
+ * `nyl site`: a static site built from the refs alone. Real state made with the built CLI (runs
+ * that succeed, fail, go uncertain, are cancelled, SIGKILLed and taken over, superseded; a held
+ * unit, a drifted one, one awaiting approval; three environments with promotion gates: see
+ * helpers/site-state.ts), then the folder read as files: what needs a person comes first, each
+ * page has its units and states, every relative link resolves, a secret appears nowhere, no page
+ * is over 1 MB.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -11,7 +13,7 @@ import type { SiteData, SiteEnvironment, SiteRun } from '../src/core/ops/site/ga
 import { RUNS_PER_PAGE } from '../src/site/environment.js';
 import { sitePages } from '../src/site/pages.js';
 import { nyl, tempDir } from './helpers/repo.js';
-import { ENV, LOCAL, makeSiteState, VALUE } from './helpers/site-state.js';
+import { ENV, LOCAL, type SiteRunLine, sharedSiteState, VALUE } from './helpers/site-state.js';
 
 /** Every file of the folder, by its path relative to it. */
 function filesOf(dir: string): string[] {
@@ -50,66 +52,109 @@ const rowOf = (html: string, id: string) => new RegExp(`<tr id="${id}">.*?</tr>`
 describe('nyl site', () => {
   let dir: string;
   let out: string;
-  let devRuns: { run: string; state: string }[];
+  let devRuns: SiteRunLine[];
 
   beforeAll(async () => {
-    ({ dir, out, devRuns } = await makeSiteState());
-  }, 120_000);
+    ({ dir, out, devRuns } = await sharedSiteState());
+  }, 240_000);
 
-  it('the overview lists what needs a person first: the failed, uncertain and held units', () => {
+  it('the overview lists what needs a person first: failed, uncertain, awaiting approval, drifted, held', () => {
     const html = read(out, 'index.html');
     const needs = html.indexOf('Needs a person');
     const firstEnv = html.indexOf('<section class="env"');
     expect(needs).toBeGreaterThan(0);
     expect(firstEnv).toBeGreaterThan(needs);
     const list = html.slice(needs, firstEnv);
-    expect(list).toMatch(/st-failed">failed<.*unit bad/s);
-    expect(list).toMatch(/st-uncertain">uncertain<.*unit slow/s);
-    expect(list).toMatch(/st-held">held<.*unit keep/s);
+    const order = [
+      ['failed', 'dev', 'bad'],
+      ['uncertain', 'dev', 'slow'],
+      ['awaiting-approval', 'prod', 'drifty'],
+      ['drifted', 'dev', 'drifty'],
+      ['held', 'dev', 'keep'],
+    ];
+    const at = order.map(([state, env, unit]) => {
+      const row = new RegExp(
+        `<tr><td><span class="st st-${state}">[^<]+</span></td><td><a href="env/${env}/index.html">${env}</a></td><td><a href="env/${env}/index.html#u-${unit}">unit ${unit}</a>`,
+      ).exec(list);
+      expect(row, `${state} ${env} ${unit}`).not.toBeNull();
+      return row?.index ?? -1;
+    });
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
     expect(list).not.toContain('unit web');
-    // failed before uncertain before held
-    expect(list.indexOf('unit bad')).toBeLessThan(list.indexOf('unit slow'));
-    expect(list.indexOf('unit slow')).toBeLessThan(list.indexOf('unit keep'));
-    // Environments in promotion order; staging's gate waits on dev; the lease is free.
+    expect(list).toContain('repaired with nyl exec while held');
+    // Environments in promotion order; each gate says what it waits on; the lease is free.
     expect(html.indexOf('Environment dev')).toBeLessThan(html.indexOf('Environment staging'));
-    expect(html).toMatch(/promotion gate<\/dt><dd>dev: <strong>waiting<\/strong>/);
+    expect(html.indexOf('Environment staging')).toBeLessThan(html.indexOf('Environment prod'));
+    expect(html).toMatch(
+      /promotion gate<\/dt><dd>dev: <strong>waiting<\/strong> \(dev has bad \(failed\), slow \(uncertain\)\)/,
+    );
+    expect(html).toMatch(/promotion gate<\/dt><dd>staging: <strong>waiting<\/strong>/);
+    expect(html).toContain('<dt>production</dt><dd>yes</dd>');
     expect(html).toContain('<dt>lease</dt><dd>free</dd>');
     expect(html).toContain('<html lang="en">');
     expect(html).toContain('<link rel="stylesheet" href="site.css">');
     expect(html).not.toContain('<script');
   });
 
-  it('each environment page has its units with their states, the url, outputs and runs newest first', () => {
+  it('each environment page has its units with state, receipt, drift, condition and hold in their columns; url, outputs; runs newest first', () => {
     const dev = read(out, 'env/dev/index.html');
-    expect(rowOf(dev, 'u-web')).toContain('st-current');
-    expect(rowOf(dev, 'u-bad')).toContain('st-failed');
-    expect(rowOf(dev, 'u-bad')).toContain('exited with 3');
-    expect(rowOf(dev, 'u-slow')).toContain('st-uncertain');
-    expect(rowOf(dev, 'u-keep')).toContain('st-held');
+    const cells = (id: string) => [...rowOf(dev, id).matchAll(/<td>(.*?)<\/td>/gs)].map((m) => m[1] as string);
+    expect(dev).toContain(
+      '<tr><th scope="col">Unit</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Receipt</th><th scope="col">Last run</th><th scope="col">Drift (last verify)</th><th scope="col">Condition</th><th scope="col">Hold</th><th scope="col">Detail</th></tr>',
+    );
+    const [, , webState, webReceipt] = cells('u-web');
+    expect(webState).toContain('st-current');
+    expect(webReceipt).toMatch(/^current <time datetime="[^"]+" title="[^"]+">under a minute ago<\/time>$/);
+    const bad = cells('u-bad');
+    expect(bad[2]).toContain('st-failed');
+    expect(bad[6]).toMatch(/st-failed.* in <a href="run\/[^"]+\.html">[^<]+<\/a>: exited with 3: failing-now/);
+    expect(cells('u-slow')[6]).toContain('timed out after 1.0s');
+    const drifty = cells('u-drifty');
+    expect(drifty[2]).toContain('st-drifted');
+    expect(drifty[5]).toMatch(/st-drifted.*: drifty is bad$/);
+    expect(drifty[8]).toBe('');
+    const keep = cells('u-keep');
+    expect(keep[2]).toContain('st-held');
+    expect(keep[7]).toMatch(/^by Test Operator &lt;operator@example\.com&gt; <time[^>]*>[^<]+<\/time>: maintenance$/);
     expect(dev).toContain('<a href="https://web.example/app">https://web.example/app</a>');
     expect(dev).toMatch(/<h2>Outputs<\/h2>.*<td>web<\/td><td>host<\/td><td><code>web\.example<\/code>/s);
-    expect(dev).toContain('<th scope="col">Unit</th>');
     const runsAt = devRuns.map((r) => dev.indexOf(`href="run/${r.run}.html"`, dev.indexOf('<h2>Runs</h2>')));
     expect(runsAt.every((i) => i > 0)).toBe(true);
     expect([...runsAt].sort((a, b) => a - b)).toEqual(runsAt);
-    const staging = read(out, 'env/staging/index.html');
-    expect(rowOf(staging, 'u-web')).toContain('st-pending');
+    const prod = read(out, 'env/prod/index.html');
+    expect(rowOf(prod, 'u-drifty')).toContain('st-awaiting-approval');
+    expect(rowOf(prod, 'u-drifty')).toContain('awaiting approval: repaired with nyl exec while held');
+    expect(rowOf(read(out, 'env/staging/index.html'), 'u-bad')).toContain('st-pending');
   });
 
-  it('each run has a page with its record, states and units', () => {
-    expect(devRuns.map((r) => r.state).sort()).toEqual(['failed', 'succeeded']);
+  it('each run has a page with its record, states and units: failed, cancelled, lost and taken over, superseded', () => {
+    expect(devRuns.map((r) => r.state)).toEqual([
+      'failed',
+      'superseded',
+      'succeeded',
+      'lost',
+      'cancelled',
+      'succeeded',
+    ]);
     for (const r of devRuns) {
       const html = read(out, `env/dev/run/${r.run}.html`);
       expect(html).toContain(`<h1>Run ${r.run}</h1>`);
       expect(html).toContain(`st-${r.state}`);
     }
-    const failed = devRuns.find((r) => r.state === 'failed');
+    const [failed, superseded, takeover, lost, cancelled] = devRuns as SiteRunLine[];
     const html = read(out, `env/dev/run/${failed?.run}.html`);
     expect(html).toMatch(
       /<a href="\.\.\/index\.html#u-bad">bad<\/a><\/td><td>Command<\/td><td><span class="st st-failed">failed<\/span><\/td><td>[^<]+<\/td><td>3<\/td>/,
     );
     expect(html).toContain('<a href="../index.html#u-slow">slow</a>');
     expect(html).toMatch(/<details class="log"><summary>bad \(failed\): log<\/summary><pre>failing-now/);
+    // The SIGKILLed run: lost, imported by the run that took over, its unit's output at the last heartbeat.
+    const killed = read(out, `env/dev/run/${lost?.run}.html`);
+    expect(killed).toContain(`imported by ${takeover?.run}`);
+    expect(killed).toMatch(/<summary>sleeper \(uncertain\): [^<]*<\/summary><pre>halfway-there/);
+    expect(read(out, `env/dev/run/${takeover?.run}.html`)).toContain(`imported ${cancelled?.run}, ${lost?.run}`);
+    expect(read(out, `env/dev/run/${cancelled?.run}.html`)).toContain('st-cancelled');
+    expect(read(out, `env/dev/run/${superseded?.run}.html`)).toContain('NYL-SOURCE-OLDER');
   });
 
   it('every relative link resolves to a file (and anchor) in the folder; nothing links to an absolute path', () => {
@@ -183,6 +228,7 @@ function bigEnvironment(runs: number, logBytes: number): SiteEnvironment {
     after: [],
     production: true,
     status: { operation: 'status', environment: 'prod', source: 'a'.repeat(40), rows: [], problems: [], exit: 0 },
+    facets: [],
     runs: Array.from({ length: runs }, (_, i) => run(i)),
   };
 }

@@ -80,6 +80,23 @@ export const SCHEMAS = {
 export type ActionName = keyof typeof SCHEMAS;
 export type Inputs<A extends ActionName> = z.infer<(typeof SCHEMAS)[A]>;
 
+/**
+ * The site action's inputs, apart from SCHEMAS: it only reads the state refs, taking no lease and
+ * running no tool (so neither wait-lease nor cancel-grace), and `environment` is optional.
+ */
+export const SITE_SCHEMA = z.object({
+  environment: z.string(),
+  group: z.string(),
+  out: required('out is required: the folder to write the site to, relative to the workspace, e.g. _site'),
+  logs: bool('logs'),
+  outputs: bool('outputs'),
+  config: z.string(),
+  remote: z.string(),
+  'network-timeout': duration('network-timeout'),
+  token: z.string(),
+});
+export type SiteInputs = z.infer<typeof SITE_SCHEMA>;
+
 const DEFAULTS: Record<string, string> = {
   remote: 'origin',
   'cancel-grace': '5s',
@@ -90,6 +107,9 @@ const DEFAULTS: Record<string, string> = {
   'drift-issue': 'false',
   'resource-plans': 'false',
   deployments: 'false',
+  out: '_site',
+  logs: 'true',
+  outputs: 'true',
 };
 
 export class InputError extends Error {}
@@ -115,13 +135,26 @@ function checkReconcile(x: Inputs<'reconcile'>): void {
 
 /** Reads every input of an action; one clear message per bad input, never a stack trace. */
 export function readInputs<A extends ActionName>(action: A): Inputs<A> {
-  const schema = SCHEMAS[action];
+  const data = parsed(SCHEMAS[action]);
+  if (action === 'recover') checkRecover(data as Inputs<'recover'>);
+  if (action === 'reconcile') checkReconcile(data as Inputs<'reconcile'>);
+  return data as Inputs<A>;
+}
+
+/** The site action's inputs: one environment or one group (as `nyl site -e` / `--group`), or neither: all. */
+export function readSiteInputs(): SiteInputs {
+  const data = parsed(SITE_SCHEMA);
+  if (data.environment && data.group)
+    throw new InputError('inputs environment and group: set one, not both (neither builds every environment)');
+  return data;
+}
+
+/** Every input a schema names, as the runner passes it (or its default), validated. */
+function parsed<S extends z.ZodMiniObject>(schema: S): z.infer<S> {
   const raw: Record<string, string> = {};
   for (const key of Object.keys(schema.shape)) raw[key] = core.getInput(key) || DEFAULTS[key] || '';
   const r = z.safeParse(schema, raw);
   if (!r.success)
     throw new InputError(r.error.issues.map((i) => `input ${String(i.path[0])}: ${i.message}`).join('\n'));
-  if (action === 'recover') checkRecover(r.data as Inputs<'recover'>);
-  if (action === 'reconcile') checkReconcile(r.data as Inputs<'reconcile'>);
-  return r.data as Inputs<A>;
+  return r.data;
 }

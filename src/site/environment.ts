@@ -1,4 +1,12 @@
-import type { SiteData, SiteEnvironment, SiteRun } from '../core/ops/site/gather.js';
+import {
+  rowState,
+  type SiteData,
+  type SiteEnvironment,
+  type SiteRun,
+  type SiteUnitFacets,
+} from '../core/ops/site/gather.js';
+import type { StatusRow } from '../core/ops/workspace/report.js';
+import { formatDuration } from '../core/util/duration.js';
 import {
   commit,
   countsText,
@@ -8,6 +16,7 @@ import {
   outLink,
   page,
   seg,
+  source,
   state,
   t,
   table,
@@ -23,19 +32,55 @@ export const RUNS_PER_PAGE = 50;
 const runHref = (run: string) => `run/${seg(run)}.html`;
 export const runsPageName = (n: number) => (n === 1 ? 'index.html' : `runs-${n}.html`);
 
-function unitsTable(e: SiteEnvironment): string {
-  const known = new Set(e.runs.map((r) => r.line.run));
-  const rows = e.status.rows.map((r) => [
+/** How long before the site was built: `3 h ago`, with the time itself for a pointer or a reader. */
+function age(iso: string | undefined, now: string): string {
+  if (!iso) return '';
+  const ms = Date.parse(now) - Date.parse(iso);
+  if (Number.isNaN(ms)) return time(iso);
+  const text = ms < 60_000 ? 'under a minute ago' : `${formatDuration(Math.round(ms / 60_000) * 60_000)} ago`;
+  return `<time datetime="${t(iso)}" title="${t(iso)}">${t(text)}</time>`;
+}
+
+/** One unit's row: what status says, and each fact of its observed state in its own column. */
+function unitRow(r: StatusRow, f: SiteUnitFacets | undefined, now: string, known: Set<string>) {
+  const runLink = (run: string) => (run && known.has(run) ? link(runHref(run), run) : t(run));
+  const verified = f?.verified;
+  const drift = verified
+    ? `${state(verified.state)} ${age(verified.at, now)}${verified.state === 'drifted' ? `: ${t(verified.detail)}` : ''}`
+    : '';
+  const resources = r.drift?.resources.length
+    ? `<br><span class="muted">${t(r.drift.resources.map((x) => `${x.action} ${x.address}`).join(', '))}</span>`
+    : '';
+  const c = f?.condition;
+  const h = f?.hold;
+  // The detail only where no column says it already.
+  const said = [c?.reason, h ? `held by ${h.by}: ${h.reason}` : undefined, verified?.detail];
+  return [
     t(r.unit),
     t(r.kind),
-    state(r.state),
-    t(r.receipt),
-    r.lastRun && known.has(r.lastRun) ? link(runHref(r.lastRun), r.lastRun) : t(r.lastRun),
-    t(r.detail),
-  ]);
+    state(rowState(r)),
+    `${t(r.receipt)}${f?.receiptAt ? ` ${age(f.receiptAt, now)}` : ''}`,
+    runLink(r.lastRun),
+    drift + resources,
+    c ? `${state(c.state)} in ${runLink(c.run)}: ${t(c.reason)}` : '',
+    h ? `by ${t(h.by)} ${age(h.at, now)}: ${t(h.reason)}` : '',
+    said.includes(r.detail) ? '' : t(r.detail),
+  ];
+}
+
+function unitsTable(e: SiteEnvironment, now: string): string {
+  const known = new Set(e.runs.map((r) => r.line.run));
+  const rows = e.status.rows.map((r) =>
+    unitRow(
+      r,
+      e.facets.find((f) => f.unit === r.unit),
+      now,
+      known,
+    ),
+  );
   return table(
     `${e.status.rows.length} unit${e.status.rows.length === 1 ? '' : 's'}: ${countsText(stateCounts(e))}`,
-    ['Unit', 'Kind', 'State', 'Receipt', 'Last run', 'Detail'],
+    ['Unit', 'Kind', 'State', 'Receipt', 'Last run', 'Drift (last verify)', 'Condition', 'Hold', 'Detail'],
     rows,
     e.status.rows.map((r) => unitId(r.unit)),
   );
@@ -69,7 +114,7 @@ function runsTable(e: SiteEnvironment, runs: SiteRun[], repoUrl: string | undefi
     time(r.line.startedAt),
     t(duration(r.line.durationMs)),
     r.line.job ? `${t(r.line.who)} (${outLink(r.line.job, 'GitHub job')})` : t(r.line.who),
-    commit(r.line.source, repoUrl),
+    source(r.line, repoUrl),
     t(countsText(r.line.counts)),
     t(r.line.detail),
   ]);
@@ -110,7 +155,7 @@ export function environmentPages(e: SiteEnvironment, data: SiteData): Map<string
     const runs = e.runs.slice((n - 1) * RUNS_PER_PAGE, n * RUNS_PER_PAGE);
     const top =
       n === 1
-        ? [header(e, data), '<h2>Units</h2>', unitsTable(e), outputsSection(e), problemsSection(e)]
+        ? [header(e, data), '<h2>Units</h2>', unitsTable(e, data.generatedAt), outputsSection(e), problemsSection(e)]
         : [`<p>${link('index.html', `Units and newest runs of ${e.name}`)}</p>`];
     const body = [
       `<h1>Environment ${t(e.name)}${n > 1 ? `, runs page ${n}` : ''}</h1>`,

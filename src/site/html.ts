@@ -60,6 +60,12 @@ export const countsText = (c: Record<string, number>) =>
 export const commit = (sha: string | undefined, repoUrl: string | undefined) =>
   sha ? outLink(repoUrl ? `${repoUrl}/commit/${sha}` : undefined, sha.slice(0, 12)) : '';
 
+/** A run's source: its commit, and the pull request that commit merged when its message says so. */
+export const source = (line: { source: string; pr?: number }, repoUrl: string | undefined) =>
+  line.pr === undefined
+    ? commit(line.source, repoUrl)
+    : `${commit(line.source, repoUrl)} (${outLink(repoUrl ? `${repoUrl}/pull/${line.pr}` : undefined, `PR #${line.pr}`)})`;
+
 export interface PageParts {
   title: string;
   /** From the page to the site's root: '', '../../', '../../../'. */

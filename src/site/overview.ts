@@ -1,5 +1,11 @@
-import type { SiteAttention, SiteData, SiteEnvironment, SiteRun } from '../core/ops/site/gather.js';
-import { commit, countsText, facts, link, outLink, page, seg, state, t, table, time, unitId } from './html.js';
+import {
+  rowState,
+  type SiteAttention,
+  type SiteData,
+  type SiteEnvironment,
+  type SiteRun,
+} from '../core/ops/site/gather.js';
+import { commit, countsText, facts, link, outLink, page, seg, source, state, t, table, time, unitId } from './html.js';
 
 /** index.html: first what needs a person, then every environment in promotion order. */
 
@@ -57,7 +63,7 @@ export function gateText(e: SiteEnvironment): string {
 
 export function stateCounts(e: SiteEnvironment): Record<string, number> {
   const c: Record<string, number> = {};
-  for (const r of e.status.rows) c[r.state] = (c[r.state] ?? 0) + 1;
+  for (const r of e.status.rows) c[rowState(r)] = (c[rowState(r)] ?? 0) + 1;
   return c;
 }
 
@@ -65,11 +71,12 @@ function environmentSection(e: SiteEnvironment, data: SiteData): string {
   const last = lastReconcile(e);
   const runHref = (run: string) => `env/${seg(e.name)}/run/${seg(run)}.html`;
   const applied = last
-    ? `${commit(last.line.source, data.repoUrl)} by ${link(runHref(last.line.run), `run ${last.line.run}`)} (${t(last.line.state)}), ${time(last.line.finishedAt ?? last.line.startedAt)}, ${t(last.line.who)}`
+    ? `${source(last.line, data.repoUrl)} by ${link(runHref(last.line.run), `run ${last.line.run}`)} (${t(last.line.state)}), ${time(last.line.finishedAt ?? last.line.startedAt)}, ${t(last.line.who)}`
     : 'nothing yet';
   const id = `env-${seg(e.name)}`;
   return `<section class="env" aria-labelledby="${id}"><h2 id="${id}">${link(envHref(e.name), `Environment ${e.name}`)}</h2>
 ${facts([
+  ['production', e.production ? 'yes' : ''],
   ['after', t(e.after.join(', '))],
   ['group', t(e.group ?? '')],
   ['last reconcile', applied],

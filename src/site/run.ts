@@ -1,5 +1,5 @@
 import type { SiteData, SiteEnvironment, SiteLog, SiteRun, SiteRunUnit } from '../core/ops/site/gather.js';
-import { commit, duration, facts, link, outLink, page, state, t, table, time, unitId } from './html.js';
+import { duration, facts, link, outLink, page, source, state, t, table, time, unitId } from './html.js';
 
 /** env/<name>/run/<run>.html: a run's record, the times of its states, its units, changes and logs. */
 
@@ -21,7 +21,7 @@ function recordFacts(r: SiteRun, repoUrl: string | undefined): string {
     ['who', t(r.line.who)],
     ['GitHub job', r.line.job ? outLink(r.line.job, r.line.job) : ''],
     ['holder', t(f.holder ?? '')],
-    ['source', commit(r.line.source, repoUrl)],
+    ['source', source(r.line, repoUrl)],
     ['imported by', t(f.importedBy ?? '')],
     ['imported', t(list(f.imported))],
     ['ended', ended ? t(`${ended.code}: ${ended.message}`) : ''],

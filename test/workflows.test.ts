@@ -28,18 +28,20 @@ const tmp = mkdtempSync(join(tmpdir(), 'nyl-lint-workflows-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('lint-workflows', () => {
-  it('passes the example workflows and every action.yml', () => {
+  it("passes the example workflows, Nyl's own workflows and every action.yml", () => {
     const r = lint();
     expect(r.problems).toEqual([]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    // It looked at every example and every action, not at nothing.
+    // It looked at every example, Nyl's own workflows and every action, not at nothing.
     const examples = readdirSync(join(ROOT, 'examples', 'workflows')).filter((f) => f.endsWith('.yml'));
     expect(examples).toEqual(expect.arrayContaining(['deploy.yml', 'plan.yml', 'recover.yml', 'verify.yml']));
+    const own = readdirSync(join(ROOT, '.github', 'workflows')).filter((f) => f.endsWith('.yml'));
+    expect(own).toEqual(expect.arrayContaining(['ci.yml', 'release.yml']));
     const actions = 1 + readdirSync(join(ROOT, 'actions')).length;
     expect(actions).toBeGreaterThanOrEqual(5);
     expect(r.stdout.trim()).toBe(
-      `lint-workflows: ${examples.length} workflows and ${actions} action metadata files, no problems`,
+      `lint-workflows: ${examples.length + own.length} workflows and ${actions} action metadata files, no problems`,
     );
   });
 

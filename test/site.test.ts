@@ -11,8 +11,10 @@ import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SiteData, SiteEnvironment, SiteRun } from '../src/core/ops/site/gather.js';
 import { RUNS_PER_PAGE } from '../src/site/environment.js';
-import { sitePages } from '../src/site/pages.js';
+import { ATTENTION_SHOWN } from '../src/site/overview.js';
+import { sitePages, writeSite } from '../src/site/pages.js';
 import { nyl, tempDir } from './helpers/repo.js';
+import { scaledEnvironment } from './helpers/site-scale.js';
 import { ENV, LOCAL, type SiteRunLine, sharedSiteState, VALUE } from './helpers/site-state.js';
 
 /** Every file of the folder, by its path relative to it. */
@@ -24,6 +26,17 @@ function filesOf(dir: string): string[] {
 }
 
 const read = (dir: string, f: string) => readFileSync(join(dir, f), 'utf8');
+
+const ids = new Map<string, Set<string>>();
+/** The element ids of a page, read once. */
+function idsOf(file: string): Set<string> {
+  let found = ids.get(file);
+  if (!found) {
+    found = new Set([...readFileSync(file, 'utf8').matchAll(/ id="([^"]*)"/g)].map((m) => m[1] as string));
+    ids.set(file, found);
+  }
+  return found;
+}
 
 /** Each `href` that is not a link out of the site: its target file exists, and so does its #fragment. */
 function brokenLinks(dir: string): string[] {
@@ -40,7 +53,7 @@ function brokenLinks(dir: string): string[] {
       const [path, fragment] = href.split('#') as [string, string | undefined];
       const target = resolve(dir, dirname(f), path || f.split('/').pop() || '');
       if (!target.startsWith(resolve(dir)) || !existsSync(target)) broken.push(`${f}: ${href}`);
-      else if (fragment && !readFileSync(target, 'utf8').includes(`id="${fragment}"`)) broken.push(`${f}: ${href} (#)`);
+      else if (fragment && !idsOf(target).has(fragment)) broken.push(`${f}: ${href} (#)`);
     }
   }
   return broken;
@@ -258,4 +271,47 @@ describe('site pages (no CLI)', () => {
     }
     expect(brokenLinks(folder)).toEqual([]);
   });
+});
+
+describe('site at scale (no CLI)', () => {
+  it('50 environments × 1,000 units × 100 runs each (5,000 runs): no page over 1 MB, what needs a person capped on the overview', async () => {
+    const envs = Array.from({ length: 50 }, (_, i) => `env-${String(i).padStart(2, '0')}`);
+    let made = 0;
+    async function* environments() {
+      for (const name of envs) {
+        made++;
+        yield scaledEnvironment(name, 1000, 100);
+      }
+    }
+    const folder = join(tempDir('nyl-site-scale-'), 'site');
+    const { report, overview } = await writeSite(
+      { generatedAt: '2025-01-01T00:00:00Z', environments: environments() },
+      folder,
+      { logs: true, outputs: true },
+    );
+    expect(made).toBe(50);
+    // What the overview kept of each environment: no logs, only the runs it links to.
+    expect(overview.environments.every((e) => e.runs.length <= 1 && e.runs.every((r) => !r.logs))).toBe(true);
+    const facts = Object.fromEntries(report.facts);
+    // The overview, each environment's two pages of runs, and each run.
+    expect(facts.pages).toBe(1 + 50 * 2 + 50 * 100);
+    expect(facts.largestPage).toBeLessThan(1_000_000);
+    expect(facts.needsAPerson).toBe(50_000);
+    const index = read(folder, 'index.html');
+    expect(index).toContain(`50000 things wait on a person (the first ${ATTENTION_SHOWN} here)`);
+    expect(index).toMatch(
+      /<p>49800 more: 800 in <a href="env\/env-00\/index\.html">env-00<\/a>, 1000 in <a href="env\/env-01\/index\.html">env-01<\/a>/,
+    );
+    // The run that ran every unit: all 1,000 rows, and the logs that fit, the rest named with the command that prints them.
+    const big = read(folder, 'env/env-07/run/r-100.html');
+    expect(big.match(/<tr><td><a href="\.\.\/index\.html#u-module\.svc_/g)).toHaveLength(1000);
+    expect(big).toContain(
+      '<details class="log"><summary>module.svc_0000 (failed): log</summary><pre>module.svc_0000 &lt;plan&gt; &amp; &quot;apply&quot;',
+    );
+    expect(big).toContain(
+      'left out to keep the page under 1 MB; `nyl runs logs -e env-07 r-100 --unit module.svc_0999` prints it.',
+    );
+    expect(read(folder, 'env/env-49/index.html').match(/<tr id="u-module\.svc_/g)).toHaveLength(1000);
+    expect(brokenLinks(folder).slice(0, 5)).toEqual([]);
+  }, 300_000);
 });

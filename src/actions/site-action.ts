@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import * as core from '@actions/core';
-import { gatherSite } from '../core/ops/site/gather.js';
+import { streamSite } from '../core/ops/site/gather.js';
 import { type OpContext, openWorkspace } from '../core/ops/workspace/workspace.js';
 import { endAll, endGently } from '../core/proc/children.js';
 import { removeWorkdir } from '../core/proc/workdir.js';
@@ -45,12 +45,12 @@ export async function runSiteAction(): Promise<void> {
       },
       { onEvent: (e) => e.type === 'note' && core.info(`nyl: ${e.text}`) },
     );
-    const data = await gatherSite(ctx, {
+    const site = await streamSite(ctx, {
       environment: inputs.environment || undefined,
       group: inputs.group || undefined,
       ...left,
     });
-    const report = writeSite(data, folder, left);
+    const { report, overview: data } = await writeSite(site, folder, left);
     const pages = Number(report.facts.find(([k]) => k === 'pages')?.[1] ?? 0);
     setOutput('folder', folder);
     setOutput('pages', String(pages));

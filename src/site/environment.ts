@@ -70,14 +70,8 @@ function unitRow(r: StatusRow, f: SiteUnitFacets | undefined, now: string, known
 
 function unitsTable(e: SiteEnvironment, now: string): string {
   const known = new Set(e.runs.map((r) => r.line.run));
-  const rows = e.status.rows.map((r) =>
-    unitRow(
-      r,
-      e.facets.find((f) => f.unit === r.unit),
-      now,
-      known,
-    ),
-  );
+  const facets = new Map(e.facets.map((f) => [f.unit, f]));
+  const rows = e.status.rows.map((r) => unitRow(r, facets.get(r.unit), now, known));
   return table(
     `${e.status.rows.length} unit${e.status.rows.length === 1 ? '' : 's'}: ${countsText(stateCounts(e))}`,
     ['Unit', 'Kind', 'State', 'Receipt', 'Last run', 'Drift (last verify)', 'Condition', 'Hold', 'Detail'],

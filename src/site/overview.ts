@@ -21,16 +21,30 @@ function attentionRow(a: SiteAttention, data: SiteData): string[] {
   return [state(a.state), link(envHref(a.environment), a.environment), what, t(a.detail)];
 }
 
+/** Rows of "Needs a person" on the overview at most; the rest are counted, and each environment's page has its own. */
+export const ATTENTION_SHOWN = 200;
+
 function needsAPerson(data: SiteData): string {
-  const body = data.attention.length
+  const all = data.attention;
+  const shown = all.slice(0, ATTENTION_SHOWN);
+  const more = all.length - shown.length;
+  const body = all.length
     ? table(
-        `${data.attention.length} thing${data.attention.length === 1 ? '' : 's'} wait on a person`,
+        `${all.length} thing${all.length === 1 ? '' : 's'} wait on a person${more ? ` (the first ${shown.length} here)` : ''}`,
         ['State', 'Environment', 'What', 'Detail'],
-        data.attention.map((a) => attentionRow(a, data)),
+        shown.map((a) => attentionRow(a, data)),
       )
     : '<p>Nothing waits on a person.</p>';
-  const cls = data.attention.length ? 'needs' : 'calm';
-  return `<section id="needs" class="${cls}" aria-labelledby="needs-h"><h2 id="needs-h">Needs a person</h2>\n${body}\n</section>`;
+  const rest = more ? `\n<p>${more} more: ${moreByEnvironment(all.slice(ATTENTION_SHOWN))}.</p>` : '';
+  const cls = all.length ? 'needs' : 'calm';
+  return `<section id="needs" class="${cls}" aria-labelledby="needs-h"><h2 id="needs-h">Needs a person</h2>\n${body}${rest}\n</section>`;
+}
+
+/** The rows not shown, counted by environment, each linked to its page. */
+function moreByEnvironment(rest: SiteAttention[]): string {
+  const counts = new Map<string, number>();
+  for (const a of rest) counts.set(a.environment, (counts.get(a.environment) ?? 0) + 1);
+  return [...counts].map(([env, n]) => `${n} in ${link(envHref(env), env)}`).join(', ');
 }
 
 /** The run that last reconciled the environment (it landed what the environment has applied). */

@@ -4,7 +4,18 @@ import { duration, facts, link, outLink, page, source, state, t, table, time, un
 /** env/<name>/run/<run>.html: a run's record, the times of its states, its units, changes and logs. */
 
 /** The logs of one run page stop here (its other facts are small): no page passes 1 MB. */
-export const LOGS_BUDGET = 800_000;
+/** A run page's bytes at most: what its logs may take is what the rest of the page leaves of it. */
+export const PAGE_BUDGET = 950_000;
+
+/** Each environment's unit names, computed once for all its run pages. */
+const namesOf = new WeakMap<SiteEnvironment, Set<string>>();
+function unitNames(e: SiteEnvironment): Set<string> {
+  const known = namesOf.get(e);
+  if (known) return known;
+  const names = new Set(e.status.rows.map((x) => x.unit));
+  namesOf.set(e, names);
+  return names;
+}
 
 function recordFacts(r: SiteRun, repoUrl: string | undefined): string {
   const f = r.facts;
@@ -43,7 +54,7 @@ function unitsTable(r: SiteRun, e: SiteEnvironment): string {
   if (!r.units.length) return '<h2>Units</h2>\n<p>The run recorded no unit results.</p>';
   const rows = r.units.map((u) => [
     // A unit that left the configuration and its recorded state has no row to link to.
-    e.status.rows.some((x) => x.unit === u.unit) ? link(`../index.html#${unitId(u.unit)}`, u.unit) : t(u.unit),
+    unitNames(e).has(u.unit) ? link(`../index.html#${unitId(u.unit)}`, u.unit) : t(u.unit),
     t(u.kind ?? ''),
     state(u.result),
     t(duration(u.durationMs)),
@@ -69,29 +80,34 @@ function changesSection(units: SiteRunUnit[]): string {
   return `<h2>Resource changes</h2>\n${table('Resources the run changed (addresses and actions, no values)', ['Unit', 'Address', 'Action'], rows)}`;
 }
 
-function logsSection(logs: SiteLog[] | undefined, env: string, run: string): string {
+function logsSection(logs: SiteLog[] | undefined, env: string, run: string, budget: number): string {
   if (!logs) return '';
   if (!logs.length) return '<h2>Logs</h2>\n<p>The run kept no log.</p>';
-  let used = 0;
+  // Each log may end up as its left-out line: those are reserved first.
+  let left = budget - logs.length * 400;
   const parts = logs.map((l) => {
     const what = `${l.unit}${l.result ? ` (${l.result})` : ''}: ${l.kind === 'tail' ? 'last output seen' : 'log'}`;
-    used += l.text.length;
-    if (used > LOGS_BUDGET)
-      return `<p>${t(what)}: left out to keep the page under 1 MB; \`nyl runs logs -e ${t(env)} ${t(run)} --unit ${t(l.unit)}\` prints it.</p>`;
-    return `<details class="log"><summary>${t(what)}</summary><pre>${t(l.text)}</pre></details>`;
+    const html = `<details class="log"><summary>${t(what)}</summary><pre>${t(l.text)}</pre></details>`;
+    const size = Buffer.byteLength(html);
+    if (size <= left) {
+      left -= size;
+      return html;
+    }
+    return `<p>${t(what)}: left out to keep the page under 1 MB; \`nyl runs logs -e ${t(env)} ${t(run)} --unit ${t(l.unit)}\` prints it.</p>`;
   });
   return `<h2>Logs</h2>\n${parts.join('\n')}`;
 }
 
 export function runPage(e: SiteEnvironment, r: SiteRun, data: SiteData): string {
-  const body = [
+  const rest = [
     `<h1>Run ${t(r.line.run)}</h1>`,
     recordFacts(r, data.repoUrl),
     statesTable(r),
     unitsTable(r, e),
     changesSection(r.units),
-    logsSection(r.logs, e.name, r.line.run),
   ].join('\n');
+  // The page's frame takes a few kB; logs get what the rest leaves.
+  const budget = PAGE_BUDGET - 10_000 - Buffer.byteLength(rest);
   return page({
     title: `Run ${r.line.run} of ${e.name}`,
     root: '../../../',
@@ -99,7 +115,7 @@ export function runPage(e: SiteEnvironment, r: SiteRun, data: SiteData): string 
       ['../../../index.html', 'All environments'],
       ['../index.html', `Environment ${e.name}`],
     ],
-    body,
+    body: `${rest}\n${logsSection(r.logs, e.name, r.line.run, budget)}`,
     generatedAt: data.generatedAt,
   });
 }

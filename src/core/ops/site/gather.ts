@@ -117,12 +117,29 @@ function factOf<T>(r: OpReport, key: string): T {
   return r.facts.find(([k]) => k === key)?.[1] as T;
 }
 
-/** `nyl site`'s data: every environment asked, its status, outputs and runs; what needs a person. */
+/** The site's data as it is read: the environments one at a time (a big history never sits in memory whole). */
+export interface SiteStream {
+  generatedAt: string;
+  /** In promotion order; each read when the one before it has been taken. */
+  environments: AsyncGenerator<SiteEnvironment>;
+}
+
+/** `nyl site`'s data, streamed: the environments asked are checked first (an unknown one is refused before anything is read). */
+export async function streamSite(ctx: OpContext, opts: SiteOptions): Promise<SiteStream> {
+  const asked = await environmentsAsked(ctx, opts);
+  async function* environments() {
+    for (const e of asked) yield await gatherEnvironment(ctx, e, opts);
+  }
+  return { generatedAt: new Date(ctx.now()).toISOString(), environments: environments() };
+}
+
+/** `nyl site`'s data whole: every environment asked, its status, outputs and runs; what needs a person. */
 export async function gatherSite(ctx: OpContext, opts: SiteOptions): Promise<SiteData> {
+  const stream = await streamSite(ctx, opts);
   const environments: SiteEnvironment[] = [];
-  for (const e of await environmentsAsked(ctx, opts)) environments.push(await gatherEnvironment(ctx, e, opts));
+  for await (const e of stream.environments) environments.push(e);
   return {
-    generatedAt: new Date(ctx.now()).toISOString(),
+    generatedAt: stream.generatedAt,
     environments,
     attention: environments.flatMap(attentionOf).sort(byAttention),
     ...repoOf(environments),
@@ -201,7 +218,7 @@ export const rowState = (r: StatusRow) =>
   r.state === 'pending' && r.detail.startsWith('awaiting approval') ? 'awaiting-approval' : r.state;
 
 /** What waits on a person in one environment: units by their state, and dead runs not imported yet. */
-function attentionOf(e: SiteEnvironment): SiteAttention[] {
+export function attentionOf(e: SiteEnvironment): SiteAttention[] {
   const out: SiteAttention[] = [];
   for (const r of e.status.rows) {
     const state = rowState(r);
@@ -213,11 +230,11 @@ function attentionOf(e: SiteEnvironment): SiteAttention[] {
   return out;
 }
 
-const byAttention = (a: SiteAttention, b: SiteAttention) =>
+export const byAttention = (a: SiteAttention, b: SiteAttention) =>
   ATTENTION_ORDER.indexOf(a.state) - ATTENTION_ORDER.indexOf(b.state);
 
 /** The repository's page on GitHub, from a run's job URL (`…/owner/repo/actions/runs/…`). */
-function repoOf(environments: SiteEnvironment[]): { repoUrl?: string } {
+export function repoOf(environments: SiteEnvironment[]): { repoUrl?: string } {
   for (const e of environments)
     for (const r of e.runs) {
       const m = r.line.job ? /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\/runs\//.exec(r.line.job) : null;

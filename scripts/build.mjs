@@ -51,6 +51,9 @@ export const BUNDLE_OPTIONS = {
   logLevel: 'warning',
   charset: 'utf8',
   plugins: [zodEnglishOnly],
+  // `nyl init` writes workflows made from examples/workflows/*.yml: their text is embedded, so the
+  // shipped examples stay the one source and an installed nyl (no examples/ next to it) has them.
+  loader: { '.yml': 'text' },
   // `yaml` is bundled apart (YAML_BUNDLE) and loaded on first use (src/core/config/yaml-lib.ts),
   // from a chunk in chunks/ or an entry next to it.
   define: { NYL_YAML_MODULES: JSON.stringify(['../yaml.cjs', './yaml.cjs']) },
@@ -82,7 +85,7 @@ async function buildDist() {
   // The CLI, and one bundle per GitHub Action (main steps and the shared post step).
   const entries = [
     { in: 'src/cli.ts', out: 'cli' },
-    ...['reconcile', 'plan', 'recover', 'verify', 'lease-break', 'main', 'post'].map((a) => ({
+    ...['reconcile', 'plan', 'recover', 'verify', 'lease-break', 'site', 'main', 'post'].map((a) => ({
       in: `src/actions/entries/${a}.ts`,
       out: `${a}/index`,
     })),

@@ -79,6 +79,43 @@ const READ_FAILS = '1 bad input or configuration, state that cannot be read, a r
 const WRITE_FAILS = `${READ_FAILS} or declines the push`;
 
 export const COMMANDS: Record<string, CommandSpec> = {
+  init: {
+    summary: 'start Nyl in this repository: write nyl.yaml and the GitHub workflows (plan, deploy, verify, recover)',
+    description:
+      'Writes nyl.yaml (the environments in a promotion line; a unit per Terraform/OpenTofu root module\n' +
+      'found, or a Command example when there is none) and .github/workflows/{plan,deploy,verify,recover}.yml\n' +
+      'made from Nyl’s example workflows, the environments, the branch and the actions’ reference filled\n' +
+      'in; then prints the next steps. Needs no configuration. Writes nothing when a file exists (unless\n' +
+      '--force) or anything else is wrong.',
+    options: {
+      environments: {
+        type: 'string',
+        value: 'LIST',
+        help: 'the environments, comma separated, in promotion order (default: dev,staging,prod)',
+      },
+      tool: {
+        type: 'string',
+        value: 'terraform|tofu',
+        help: 'the kind of the root modules’ units: Terraform (default) or OpenTofu',
+      },
+      'actions-ref': {
+        type: 'string',
+        value: 'OWNER/REPO@REF',
+        help: 'where the workflows take Nyl’s actions from (default: the placeholder your-org/nyl@v1, to replace)',
+      },
+      branch: {
+        type: 'string',
+        value: 'NAME',
+        help: 'the branch pull requests go into and pushes deploy from (default: origin’s HEAD, else the branch checked out)',
+      },
+      force: { type: 'boolean', help: 'write over files that exist' },
+      'dry-run': { type: 'boolean', help: 'print the files and their content instead of writing them' },
+      json: COMMON.json as OptionSpec,
+      help: COMMON.help as OptionSpec,
+    },
+    exits:
+      '0 written (or printed, --dry-run); 1 bad input (an option, an environment name), not in a git work tree, a detached HEAD without --branch, a file that cannot be written; 2 a file exists (nothing written; --force writes over it)',
+  },
   reconcile: {
     summary: 'execute what differs from the recorded state and record the result',
     required: [],

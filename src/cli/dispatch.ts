@@ -8,8 +8,9 @@ import { keptPlan, readPlanFile } from '../core/ops/plan/reviewed.js';
 import { reconcile } from '../core/ops/reconcile/reconcile.js';
 import { recover } from '../core/ops/recovery/recover.js';
 import { pruneRuns } from '../core/ops/runs/prune.js';
-import { listRuns, runLogs, showRun } from '../core/ops/runs/runs.js';
-import { gatherSite } from '../core/ops/site/gather.js';
+import { listRuns } from '../core/ops/runs/runs.js';
+import { runLogs, showRun } from '../core/ops/runs/show.js';
+import { streamSite } from '../core/ops/site/gather.js';
 import { listEnvironments } from '../core/ops/status/environments.js';
 import { status } from '../core/ops/status/status.js';
 import { teardown } from '../core/ops/teardown/teardown.js';
@@ -156,8 +157,8 @@ const HANDLERS: Record<string, (c: Call) => Promise<Report>> = {
   environments: ({ ctx }) => listEnvironments(ctx),
   site: async ({ ctx, values, o }) => {
     const left = { logs: values['no-logs'] !== true, outputs: values['no-outputs'] !== true };
-    const data = await gatherSite(ctx, { environment: o.environment || undefined, group: o.group, ...left });
-    return writeSite(data, values.out as string, left);
+    const site = await streamSite(ctx, { environment: o.environment || undefined, group: o.group, ...left });
+    return (await writeSite(site, values.out as string, left)).report;
   },
   runs: ({ ctx, o }) => listRuns(ctx, { environment: o.environment, limit: o.limit, sinceMs: o.sinceMs }),
   'runs show': ({ ctx, o, positionals }) => showRun(ctx, { environment: o.environment, run: positionals[0] as string }),

@@ -115,7 +115,7 @@ const buildReportSchema = () => {
       schema: z.literal('nyl.report/v1'),
       operation: described(
         str,
-        'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget',
+        'reconcile, plan, status, verify, teardown, recover, lease-break, hold, resume, exec, state-show, state-forget, runs, runs show, runs logs, runs prune, environments, site, init',
       ),
       environment: described(
         opt(str),

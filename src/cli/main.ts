@@ -84,7 +84,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** Parse → answer what needs no workspace (help, version, schema) → check → open the workspace → run → print. */
+/** Parse → answer what needs no workspace (help, version, schema, init) → check → open the workspace → run → print. */
 async function run(inv: Invocation): Promise<number> {
   const words = commandWords(inv.argv);
   inv.command = words.command;
@@ -94,6 +94,7 @@ async function run(inv: Invocation): Promise<number> {
   if (values.help) return answer(inv, helpFor([words.command]) as string);
   if (words.command === 'schema')
     return answer(inv, `${JSON.stringify(values.report ? reportJsonSchema() : configJsonSchema(), null, 2)}\n`);
+  if (words.command === 'init') return init(inv, values);
   const o = checkOptions(words.command, values, positionals);
   inv.environment = o.environment || undefined;
   inv.mode = { local: values.local === true, remote: values.remote as string | undefined };
@@ -106,6 +107,13 @@ async function run(inv: Invocation): Promise<number> {
 function answer(inv: Invocation, text: string): number {
   inv.out(text);
   return Exit.ok;
+}
+
+/** `nyl init` writes the configuration the workspace would need: it opens none (loaded on use, with the examples it embeds). */
+async function init(inv: Invocation, values: Values): Promise<number> {
+  const { report, text } = await (await import('./init.js')).runInit(values, inv.io.cwd);
+  inv.out(inv.json ? `${JSON.stringify(toJson(report, statsOf(undefined)), null, 2)}\n` : text);
+  return report.exit;
 }
 
 /** The workspace a command acts in: its cancel and grace, progress on stderr, which GitHub job holds a lease. */

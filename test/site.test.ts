@@ -120,7 +120,11 @@ describe('nyl site', () => {
     expect(webReceipt).toMatch(/^current <time datetime="[^"]+" title="[^"]+">under a minute ago<\/time>$/);
     const bad = cells('u-bad');
     expect(bad[2]).toContain('st-failed');
-    expect(bad[6]).toMatch(/st-failed.* in <a href="run\/[^"]+\.html">[^<]+<\/a>: exited with 3: failing-now/);
+    // A run in a table: its short id (a prefix `nyl runs show` takes), the whole id as its title.
+    const failedRun = devRuns[0]?.run as string;
+    expect(bad[6]).toContain(
+      `st-failed">failed</span> in <a href="run/${failedRun}.html" title="${failedRun}">${failedRun.slice(0, 13)}</a>: exited with 3: failing-now`,
+    );
     expect(cells('u-slow')[6]).toContain('timed out after 1.0s');
     const drifty = cells('u-drifty');
     expect(drifty[2]).toContain('st-drifted');

@@ -15,6 +15,7 @@ import {
   link,
   outLink,
   page,
+  runLink,
   seg,
   source,
   state,
@@ -43,7 +44,7 @@ function age(iso: string | undefined, now: string): string {
 
 /** One unit's row: what status says, and each fact of its observed state in its own column. */
 function unitRow(r: StatusRow, f: SiteUnitFacets | undefined, now: string, known: Set<string>) {
-  const runLink = (run: string) => (run && known.has(run) ? link(runHref(run), run) : t(run));
+  const toRun = (run: string) => (run && known.has(run) ? runLink(runHref(run), run) : t(run));
   const verified = f?.verified;
   const drift = verified
     ? `${state(verified.state)} ${age(verified.at, now)}${verified.state === 'drifted' ? `: ${t(verified.detail)}` : ''}`
@@ -60,9 +61,9 @@ function unitRow(r: StatusRow, f: SiteUnitFacets | undefined, now: string, known
     t(r.kind),
     state(rowState(r)),
     `${t(r.receipt)}${f?.receiptAt ? ` ${age(f.receiptAt, now)}` : ''}`,
-    runLink(r.lastRun),
+    toRun(r.lastRun),
     drift + resources,
-    c ? `${state(c.state)} in ${runLink(c.run)}: ${t(c.reason)}` : '',
+    c ? `${state(c.state)} in ${toRun(c.run)}: ${t(c.reason)}` : '',
     h ? `by ${t(h.by)} ${age(h.at, now)}: ${t(h.reason)}` : '',
     said.includes(r.detail) ? '' : t(r.detail),
   ];
@@ -102,7 +103,7 @@ function problemsSection(e: SiteEnvironment): string {
 
 function runsTable(e: SiteEnvironment, runs: SiteRun[], repoUrl: string | undefined, first: number): string {
   const rows = runs.map((r) => [
-    link(runHref(r.line.run), r.line.run),
+    runLink(runHref(r.line.run), r.line.run),
     t(r.line.operation),
     state(r.line.state),
     time(r.line.startedAt),

@@ -20,6 +20,13 @@ export const unitId = (unit: string) => `u-${seg(unit)}`;
 
 export const link = (href: string, text: string) => `<a href="${t(href)}">${t(text)}</a>`;
 
+/** A run's id in a table: its first 13 characters (a prefix `nyl runs show` takes), the whole id as its title. */
+export const shortRun = (run: string) => (run.length > 13 ? run.slice(0, 13) : run);
+
+/** A link to a run's page that shows its short id. */
+export const runLink = (href: string, run: string, prefix = '') =>
+  `<a href="${t(href)}" title="${t(run)}">${t(prefix + shortRun(run))}</a>`;
+
 /** A link out of the site: only to https pages (GitHub commits, jobs, the environment's url). */
 export const outLink = (href: string | undefined, text: string) =>
   href && /^https?:\/\//.test(href) ? link(href, text) : t(text);

@@ -5,7 +5,22 @@ import {
   type SiteEnvironment,
   type SiteRun,
 } from '../core/ops/site/gather.js';
-import { commit, countsText, facts, link, outLink, page, seg, source, state, t, table, time, unitId } from './html.js';
+import {
+  commit,
+  countsText,
+  facts,
+  link,
+  outLink,
+  page,
+  runLink,
+  seg,
+  source,
+  state,
+  t,
+  table,
+  time,
+  unitId,
+} from './html.js';
 
 /** index.html: first what needs a person, then every environment in promotion order. */
 
@@ -57,9 +72,9 @@ export function leaseText(e: SiteEnvironment, runHref: (run: string) => string):
   const l = e.status.lease;
   if (!l || l.state === 'released') return 'free';
   const run = e.runs.find((r) => r.line.run === l.run);
-  const runLink = run ? link(runHref(l.run), `run ${l.run}`) : t(`run ${l.run}`);
+  const which = run ? runLink(runHref(l.run), l.run, 'run ') : t(`run ${l.run}`);
   const job = run?.line.job ? ` (${outLink(run.line.job, 'GitHub job')})` : '';
-  return `${t(l.state)} by ${runLink}${job}: ${t(l.holder)}${l.state === 'held' ? `, until ${time(l.deadline)}` : ''}`;
+  return `${t(l.state)} by ${which}${job}: ${t(l.holder)}${l.state === 'held' ? `, until ${time(l.deadline)}` : ''}`;
 }
 
 /** Where the environment's promotion gate stands: ready, or what the environments before it miss. */
@@ -85,7 +100,7 @@ function environmentSection(e: SiteEnvironment, data: SiteData): string {
   const last = lastReconcile(e);
   const runHref = (run: string) => `env/${seg(e.name)}/run/${seg(run)}.html`;
   const applied = last
-    ? `${source(last.line, data.repoUrl)} by ${link(runHref(last.line.run), `run ${last.line.run}`)} (${t(last.line.state)}), ${time(last.line.finishedAt ?? last.line.startedAt)}, ${t(last.line.who)}`
+    ? `${source(last.line, data.repoUrl)} by ${runLink(runHref(last.line.run), last.line.run, 'run ')} (${t(last.line.state)}), ${time(last.line.finishedAt ?? last.line.startedAt)}, ${t(last.line.who)}`
     : 'nothing yet';
   const id = `env-${seg(e.name)}`;
   return `<section class="env" aria-labelledby="${id}"><h2 id="${id}">${link(envHref(e.name), `Environment ${e.name}`)}</h2>

@@ -29,7 +29,7 @@ table { border-collapse: collapse; width: 100%; margin: .25rem 0 1rem; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
 th, td { text-align: left; vertical-align: top; padding: .3rem .5rem; border-bottom: 1px solid var(--line); }
 th { background: var(--panel); font-weight: 600; white-space: nowrap; }
-td { overflow-wrap: anywhere; }
+td { overflow-wrap: break-word; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0 0 1rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }

@@ -158,3 +158,15 @@ function parsed<S extends z.ZodMiniObject>(schema: S): z.infer<S> {
     throw new InputError(r.error.issues.map((i) => `input ${String(i.path[0])}: ${i.message}`).join('\n'));
   return r.data;
 }
+
+/** What `read` gives, or the step failed with NYL-INPUT (annotated, no stack trace) and undefined. */
+export function inputsOrFail<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    const msg = e instanceof InputError ? e.message : String(e);
+    core.error(msg, { title: 'NYL-INPUT' });
+    core.setFailed(msg);
+    return undefined;
+  }
+}

@@ -11,7 +11,7 @@ import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem, problem, worstExit } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import { annotate, setOutput, useToken, workflowRunUrl } from './face.js';
-import { InputError, type Inputs, readInputs } from './inputs.js';
+import { type Inputs, inputsOrFail, readInputs } from './inputs.js';
 import { planComment, type Repo, upsertPlanComment } from './pr-plan.js';
 import { jobSummary } from './summary.js';
 
@@ -22,15 +22,8 @@ import { jobSummary } from './summary.js';
  * token; outputs the tokens and counts; the job summary carries the same plans.
  */
 export async function runPlanAction(): Promise<void> {
-  let inputs: Inputs<'plan'>;
-  try {
-    inputs = readInputs('plan');
-  } catch (e) {
-    const msg = e instanceof InputError ? e.message : String(e);
-    core.error(msg, { title: 'NYL-INPUT' });
-    core.setFailed(msg);
-    return;
-  }
+  const inputs = inputsOrFail(() => readInputs('plan'));
+  if (!inputs) return;
   useToken(inputs.token);
   const given = [...new Set([...(inputs.environment ? [inputs.environment] : []), ...inputs.environments])];
   const plans: RunReport[] = [];

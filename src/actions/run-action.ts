@@ -22,7 +22,7 @@ import { actionsJobLookup, currentJob } from '../github/jobs.js';
 import { deploymentStep } from './deployment-step.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { annotate, setOutput, useActorIdentity, useToken, workflowRunUrl } from './face.js';
-import { type ActionName, InputError, type Inputs, readInputs } from './inputs.js';
+import { type ActionName, type Inputs, inputsOrFail, readInputs } from './inputs.js';
 import { planMissing } from './plan-action.js';
 import { planComment, replyWithPlan, reviewedOf, reviewedPlan } from './pr-plan.js';
 import { jobSummary, opSummary, unitAnnotations } from './summary.js';
@@ -111,18 +111,6 @@ async function operation(
   }
   if (name === 'verify') return verify(ctx, { environment: env });
   return leaseBreak(ctx, { environment: env, reason: (inputs as Inputs<'lease-break'>).reason });
-}
-
-/** The inputs, or NYL-INPUT as the step's failure. */
-function inputsOrFail(name: Exclude<ActionName, 'plan'>): Inputs<ActionName> | undefined {
-  try {
-    return readInputs(name);
-  } catch (e) {
-    const msg = e instanceof InputError ? e.message : String(e);
-    core.error(msg, { title: 'NYL-INPUT' });
-    core.setFailed(msg);
-    return undefined;
-  }
 }
 
 /**
@@ -256,7 +244,7 @@ async function reportFailure(name: ActionName, inputs: Inputs<ActionName>, e: un
 
 /** The main step of every action: inputs, the core operation, outputs, summary, annotations. */
 export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void> {
-  const inputs = inputsOrFail(name);
+  const inputs = inputsOrFail(() => readInputs(name));
   if (!inputs) return;
   const { cancellation, unlisten } = prepareStep(name, inputs);
   const apiToken = inputs.token || process.env.GITHUB_TOKEN || '';

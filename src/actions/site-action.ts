@@ -9,7 +9,7 @@ import { NylError, type Problem, problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import { writeSite } from '../site/pages.js';
 import { annotate, setOutput, useToken, workflowRunUrl } from './face.js';
-import { InputError, readSiteInputs, type SiteInputs } from './inputs.js';
+import { inputsOrFail, readSiteInputs } from './inputs.js';
 import { siteFailureSummary, siteSummary } from './site-summary.js';
 
 /**
@@ -18,15 +18,8 @@ import { siteFailureSummary, siteSummary } from './site-summary.js';
  * takes no lease and writes no ref. Outputs the folder (absolute) and the number of pages.
  */
 export async function runSiteAction(): Promise<void> {
-  let inputs: SiteInputs;
-  try {
-    inputs = readSiteInputs();
-  } catch (e) {
-    const msg = e instanceof InputError ? e.message : String(e);
-    core.error(msg, { title: 'NYL-INPUT' });
-    core.setFailed(msg);
-    return;
-  }
+  const inputs = inputsOrFail(readSiteInputs);
+  if (!inputs) return;
   useToken(inputs.token);
   // The runner masks them in the log too; the pages are masked by the site's own writer.
   for (const s of masker.secrets) core.setSecret(s);

@@ -91,6 +91,9 @@ describe('nyl runs', () => {
     await killed.done;
     const broke = await nyl(s.work, ['lease', 'break', '-e', 'dev', '--reason', 'runner died']);
     expect(broke.code, broke.stderr).toBe(0);
+    // Broken before its deadline: the listing says so (not that the deadline passed).
+    const dead = (await runsOf(s.work)).find((r) => r.place === 'dead');
+    expect(dead?.detail).toMatch(/^dead, not imported yet \(stopped at wave 2: b; its lease was broken\)/);
     // 5. succeeded, importing the killed run first.
     s.commit('echo b-v5');
     const fifth = await nyl(s.work, ['reconcile', '-e', 'dev']);

@@ -2,7 +2,7 @@ import type { GithubJob, Holder, RunRecord } from '../../state/documents.js';
 import { FILES } from '../../state/documents.js';
 import { countResults } from '../../state/history.js';
 import { type HistoryItem, readEndedRecord, walkHistory } from '../../state/history-read.js';
-import { githubUrl, leaseVerdict } from '../../state/lease.js';
+import { githubUrl, type LeaseVerdict, leaseVerdict } from '../../state/lease.js';
 import type { EnvState, RunRefState } from '../../state/read.js';
 import { formatDuration } from '../../util/duration.js';
 import { Exit, type Problem, problem } from '../../util/errors.js';
@@ -76,6 +76,13 @@ function phaseText(r: RunRecord): string {
   return r.phase;
 }
 
+/** Why a run that had not finished holds the environment no more: its lease was broken or taken, or its deadline passed. */
+function lostBecause(held: LeaseVerdict, r: RunRecord): string {
+  if (held.kind === 'broken' && held.run === r.run) return 'its lease was broken';
+  if (held.kind === 'held' || held.kind === 'free') return 'another run has the lease since';
+  return `its deadline ${r.deadline} passed`;
+}
+
 function refEntry(state: EnvState, ref: RunRefState, place: 'run' | 'evidence', now: number): RunEntry {
   const r = ref.record;
   const files = new Map<string, string>();
@@ -91,8 +98,7 @@ function refEntry(state: EnvState, ref: RunRefState, place: 'run' | 'evidence', 
   const heartbeat = Number.isNaN(beat) ? '' : `; heartbeat ${ago(now - beat)}`;
   if (held.kind === 'held' && held.run === r.run && r.phase !== 'finished')
     return entryOf(withResults, 'live', files, `live, ${phaseText(r)}${heartbeat}`, now);
-  const why =
-    r.phase === 'finished' ? `ended ${r.state}` : `stopped at ${phaseText(r)}; its deadline ${r.deadline} passed`;
+  const why = r.phase === 'finished' ? `ended ${r.state}` : `stopped at ${phaseText(r)}; ${lostBecause(held, r)}`;
   return entryOf(withResults, 'dead', files, `dead, not imported yet (${why})${heartbeat}`, now);
 }
 

@@ -102,20 +102,31 @@ async function loadForPlan(ctx: OpContext, opts: { environment: string; asNewWhe
   }
 }
 
-/** `2 to execute, 1 depending on outputs, 1 awaiting approval, 3 unchanged`. */
+/**
+ * `2 to execute, 1 depending on outputs, 1 awaiting approval, 1 uncertain, 3 unchanged`: what
+ * neither executes nor is current (uncertain, failed, held, blocked, drifted, to inspect) is
+ * counted by its result, never as unchanged.
+ */
 function planSummary(rows: UnitRow[]): string {
-  const count = (r: string) => rows.filter((x) => x.result === r).length;
-  const [n, maybe, approval, skipped] = ['execute', 'maybe', 'awaiting-approval', 'skipped'].map(count) as [
-    number,
-    number,
-    number,
-    number,
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.result, (counts.get(r.result) ?? 0) + 1);
+  const take = (result: string) => {
+    const n = counts.get(result) ?? 0;
+    counts.delete(result);
+    return n;
+  };
+  const named = [
+    `${take('execute')} to execute`,
+    ...[
+      ['maybe', 'depending on outputs'],
+      ['awaiting-approval', 'awaiting approval'],
+      ['skipped', 'not selected'],
+      ['inspect', 'to inspect'],
+    ].flatMap(([result, words]) => {
+      const n = take(result as string);
+      return n ? [`${n} ${words}`] : [];
+    }),
   ];
-  return [
-    `${n} to execute`,
-    ...(maybe ? [`${maybe} depending on outputs`] : []),
-    ...(approval ? [`${approval} awaiting approval`] : []),
-    ...(skipped ? [`${skipped} not selected`] : []),
-    `${rows.length - n - maybe - approval - skipped} unchanged`,
-  ].join(', ');
+  const unchanged = take('current');
+  return [...named, ...[...counts].map(([result, n]) => `${n} ${result}`), `${unchanged} unchanged`].join(', ');
 }

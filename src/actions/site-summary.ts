@@ -1,5 +1,6 @@
 import type { SiteData } from '../core/ops/site/gather.js';
 import type { Problem } from '../core/util/errors.js';
+import { masker } from '../core/util/mask.js';
 import { code, inline } from './markdown.js';
 
 /** The first items of "Needs a person" the summary names; the site lists them all. */
@@ -32,7 +33,9 @@ export function siteSummary(data: SiteData, w: SiteWritten, runUrl?: string): st
   ];
   const waiting = data.attention.slice(0, LIST_MAX).map((a) => {
     const what = a.unit ? `unit ${code(a.unit)}` : a.run ? `run ${code(a.run)}` : '';
-    const detail = a.detail ? `: ${inline(a.detail.length > 200 ? `${a.detail.slice(0, 199)}…` : a.detail)}` : '';
+    // Masked before it is cut: half a secret never reaches the summary.
+    const masked = masker.mask(a.detail);
+    const detail = masked ? `: ${inline(masked.length > 200 ? `${masked.slice(0, 199)}…` : masked)}` : '';
     return `- **${inline(a.environment)}** ${what} ${inline(a.state)}${detail}`;
   });
   if (n > LIST_MAX) waiting.push(`- … and ${n - LIST_MAX} more: see the overview page`);

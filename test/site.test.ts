@@ -6,7 +6,7 @@
  * page has its units and states, every relative link resolves, a secret appears nowhere, no page
  * is over 1 MB.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SiteData, SiteEnvironment, SiteRun } from '../src/core/ops/site/gather.js';
@@ -189,8 +189,11 @@ describe('nyl site', () => {
     expect(filesOf(out).some((f) => read(out, f).includes('token is ***'))).toBe(true);
   });
 
-  it('--no-logs leaves the log sections out, --no-outputs the outputs; -e builds one environment', async () => {
+  it('--no-logs leaves the log sections out, --no-outputs the outputs; -e builds one environment; a rebuild replaces the folder whole', async () => {
     const bare = join(tempDir('nyl-site-'), 'site');
+    // A site with everything first: the rebuild below must leave nothing of it.
+    expect((await nyl(dir, ['site', '--out', bare, ...LOCAL], ENV)).code).toBe(0);
+    expect(existsSync(join(bare, 'env/staging/index.html'))).toBe(true);
     const r = await nyl(dir, ['site', '--out', bare, '--no-logs', '--no-outputs', '-e', 'dev', ...LOCAL], ENV);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('logs: left out (--no-logs)');
@@ -202,6 +205,17 @@ describe('nyl site', () => {
     }
     expect(existsSync(join(bare, 'env/staging'))).toBe(false);
     expect(brokenLinks(bare)).toEqual([]);
+  });
+
+  it('a folder nyl site did not write is refused, not replaced', async () => {
+    const theirs = tempDir('nyl-site-theirs-');
+    writeFileSync(join(theirs, 'notes.txt'), 'keep me\n');
+    const r = await nyl(dir, ['site', '--out', theirs, ...LOCAL], ENV);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `error NYL-USAGE\n  ${theirs} holds files nyl site did not write\n  fix: pass --out naming a new or empty folder`,
+    );
+    expect(readdirSync(theirs)).toEqual(['notes.txt']);
   });
 
   it('bad input: no --out is NYL-USAGE; an unknown environment is refused as status refuses it', async () => {
@@ -298,7 +312,7 @@ describe('site at scale (no CLI)', () => {
     expect(overview.environments.every((e) => e.runs.length <= 1 && e.runs.every((r) => !r.logs))).toBe(true);
     const facts = Object.fromEntries(report.facts);
     // The overview, each environment's two pages of runs, and each run.
-    expect(facts.pages).toBe(1 + 50 * 2 + 50 * 100);
+    expect(facts.pages).toBe(1 + 50 * 2 + 50 * 3 + 50 * 100);
     expect(facts.largestPage).toBeLessThan(1_000_000);
     expect(facts.needsAPerson).toBe(50_000);
     const index = read(folder, 'index.html');
@@ -308,14 +322,24 @@ describe('site at scale (no CLI)', () => {
     );
     // The run that ran every unit: all 1,000 rows, and the logs that fit, the rest named with the command that prints them.
     const big = read(folder, 'env/env-07/run/r-100.html');
-    expect(big.match(/<tr><td><a href="\.\.\/index\.html#u-module\.svc_/g)).toHaveLength(1000);
+    expect(big.match(/<tr><td><a href="\.\.\/(index|units-\d)\.html#u-module\.svc_/g)).toHaveLength(1000);
+    expect(big).toContain('<a href="../units-4.html#u-module.svc_0999">module.svc_0999</a>');
     expect(big).toContain(
       '<details class="log"><summary>module.svc_0000 (failed): log</summary><pre>module.svc_0000 &lt;plan&gt; &amp; &quot;apply&quot;',
     );
     expect(big).toContain(
       'left out to keep the page under 1 MB; `nyl runs logs -e env-07 r-100 --unit module.svc_0999` prints it.',
     );
-    expect(read(folder, 'env/env-49/index.html').match(/<tr id="u-module\.svc_/g)).toHaveLength(1000);
+    expect(big).toContain('18000 more: `nyl runs show -e env-07 r-100` lists them all.');
+    // An environment page: all 1,000 units, each with its first drifted resources; problems and outputs counted past their caps.
+    const env = read(folder, 'env/env-49/index.html');
+    expect(env.match(/<tr id="u-module\.svc_/g)).toHaveLength(250);
+    expect(env).toContain('1000 units: 1000 failed (1–250 here)');
+    const last = read(folder, 'env/env-49/units-4.html');
+    expect(last.match(/<tr id="u-module\.svc_/g)).toHaveLength(250);
+    expect(last).toContain('update module.svc_0999.aws_instance.node[9], and 10 more (nyl status lists them)');
+    expect(env).toContain('950 more: `nyl status -e env-49` shows them all.');
+    expect(env).toContain('2500 more: `nyl state show -e env-49` shows them all.');
     expect(brokenLinks(folder).slice(0, 5)).toEqual([]);
   }, 300_000);
 });

@@ -7,7 +7,7 @@ import { removeWorkdir } from '../core/proc/workdir.js';
 import { parseDuration } from '../core/util/duration.js';
 import { NylError, type Problem, problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
-import { writeSite } from '../site/pages.js';
+import { workflowRepoUrl, writeSite } from '../site/pages.js';
 import { annotate, setOutput, useToken, workflowRunUrl } from './face.js';
 import { inputsOrFail, readSiteInputs } from './inputs.js';
 import { siteFailureSummary, siteSummary } from './site-summary.js';
@@ -43,7 +43,7 @@ export async function runSiteAction(): Promise<void> {
       group: inputs.group || undefined,
       ...left,
     });
-    const { report, overview: data } = await writeSite(site, folder, left);
+    const { report, overview: data } = await writeSite({ ...site, ...workflowRepoUrl() }, folder, left);
     const pages = Number(report.facts.find(([k]) => k === 'pages')?.[1] ?? 0);
     setOutput('folder', folder);
     setOutput('pages', String(pages));

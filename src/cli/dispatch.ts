@@ -24,7 +24,7 @@ import { stateForget, stateShow } from '../core/ops/writes/state.js';
 import { prettyJson } from '../core/util/canonical.js';
 import { Exit, NylError, problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
-import { writeSite } from '../site/pages.js';
+import { workflowRepoUrl, writeSite } from '../site/pages.js';
 import type { CheckedOptions } from './check.js';
 import { deployed } from './deployments.js';
 import type { Values } from './parse.js';
@@ -158,7 +158,7 @@ const HANDLERS: Record<string, (c: Call) => Promise<Report>> = {
   site: async ({ ctx, values, o }) => {
     const left = { logs: values['no-logs'] !== true, outputs: values['no-outputs'] !== true };
     const site = await streamSite(ctx, { environment: o.environment || undefined, group: o.group, ...left });
-    return (await writeSite(site, values.out as string, left)).report;
+    return (await writeSite({ ...site, ...workflowRepoUrl() }, values.out as string, left)).report;
   },
   runs: ({ ctx, o }) => listRuns(ctx, { environment: o.environment, limit: o.limit, sinceMs: o.sinceMs }),
   'runs show': ({ ctx, o, positionals }) => showRun(ctx, { environment: o.environment, run: positionals[0] as string }),

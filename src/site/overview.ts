@@ -21,6 +21,7 @@ import {
   time,
   unitId,
 } from './html.js';
+import { unitPage } from './unit-pages.js';
 
 /** index.html: first what needs a person, then every environment in promotion order. */
 
@@ -29,7 +30,10 @@ export const envHref = (env: string) => `env/${seg(env)}/index.html`;
 function attentionRow(a: SiteAttention, data: SiteData): string[] {
   const env = data.environments.find((e) => e.name === a.environment);
   const what = a.unit
-    ? link(`${envHref(a.environment)}#${unitId(a.unit)}`, `unit ${a.unit}`)
+    ? link(
+        `env/${seg(a.environment)}/${env ? unitPage(env, a.unit) : 'index.html'}#${unitId(a.unit)}`,
+        `unit ${a.unit}`,
+      )
     : a.run && env?.runs.some((r) => r.line.run === a.run)
       ? link(`env/${seg(a.environment)}/run/${seg(a.run)}.html`, `run ${a.run}`)
       : t(a.run ? `run ${a.run}` : '');

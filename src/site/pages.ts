@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import {
   attentionOf,
@@ -28,6 +28,12 @@ function* environmentFiles(e: SiteEnvironment, data: SiteData): Generator<[strin
   const dir = `env/${seg(e.name)}`;
   for (const [name, html] of environmentPages(e, data)) yield [`${dir}/${name}`, html];
   for (const r of e.runs) yield [`${dir}/run/${seg(r.line.run)}.html`, runPage(e, r, data)];
+}
+
+/** The repository's page on GitHub when the process runs in a workflow (its commits, pull requests). */
+export function workflowRepoUrl(env: NodeJS.ProcessEnv = process.env): { repoUrl?: string } {
+  const server = env.GITHUB_SERVER_URL || 'https://github.com';
+  return env.GITHUB_REPOSITORY ? { repoUrl: `${server}/${env.GITHUB_REPOSITORY}` } : {};
 }
 
 /** Every page of the site from the data whole (small sites, tests). */
@@ -63,16 +69,39 @@ class Written {
   }
 }
 
-/** Writes the site under `dir` as the environments arrive; the report says what was written, the data what the overview showed. */
+/** The file that says a folder is a site nyl wrote (so a rebuild may replace it whole). */
+export const SITE_MARK = '.nyl-site';
+
+/**
+ * Writes the site into a fresh folder beside `dir` as the environments arrive, then puts it in
+ * place of `dir` whole: a rebuild (with `--no-logs`, or fewer environments) leaves nothing of the
+ * last one, and a build that fails leaves `dir` as it was. A folder nyl did not write is refused,
+ * never replaced. The report says what was written, the data what the overview showed.
+ */
 export async function writeSite(
   site: SiteStream,
   dir: string,
   left: { logs: boolean; outputs: boolean },
 ): Promise<{ report: OpReport; overview: SiteData }> {
+  const target = resolve(dir);
+  refuseForeignFolder(target);
+  const fresh = `${target}.nyl-tmp-${process.pid}`;
+  rmSync(fresh, { recursive: true, force: true });
+  try {
+    const written = await writePages(site, fresh);
+    replaceFolder(fresh, target);
+    return { ...written, report: siteReport(written.overview, written.out, target, written.runs, left) };
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
+async function writePages(site: SiteStream, dir: string) {
   const out = new Written(dir);
+  out.write(SITE_MARK, `written by nyl site at ${site.generatedAt}; the whole folder is replaced by the next build\n`);
   const kept: SiteEnvironment[] = [];
   const attention: SiteAttention[] = [];
-  let repoUrl: string | undefined;
+  let repoUrl = site.repoUrl;
   let runs = 0;
   for await (const e of site.environments) {
     repoUrl ??= repoOf([e]).repoUrl;
@@ -89,10 +118,40 @@ export async function writeSite(
     attention: attention.sort(byAttention),
     ...(repoUrl ? { repoUrl } : {}),
   };
-  // Last, with the stylesheet: an environment refused on its way (`-e` unknown) leaves no folder.
   out.write('site.css', SITE_CSS);
   out.write('index.html', overviewPage(overview));
-  return { report: siteReport(overview, out, dir, runs, left), overview };
+  return { out, overview, runs };
+}
+
+/** A folder that holds files and no mark of nyl site: someone else's, never replaced. */
+function refuseForeignFolder(target: string): void {
+  if (!existsSync(target)) return;
+  const isDir = statSync(target).isDirectory();
+  if (isDir && (readdirSync(target).length === 0 || existsSync(join(target, SITE_MARK)))) return;
+  throw new NylError(
+    problem('NYL-USAGE', `${target} ${isDir ? 'holds files nyl site did not write' : 'is not a folder'}`, {
+      exit: Exit.failed,
+      fix: 'pass --out naming a new or empty folder, or one an earlier nyl site wrote (it is replaced whole)',
+    }),
+  );
+}
+
+/** `fresh` in place of `target`: the old site moved aside first, then removed. */
+function replaceFolder(fresh: string, target: string): void {
+  const old = `${target}.nyl-old-${process.pid}`;
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+    if (existsSync(target)) renameSync(target, old);
+    renameSync(fresh, target);
+  } catch (e) {
+    throw new NylError(
+      problem('NYL-USAGE', `the folder ${target} cannot be replaced: ${(e as Error).message}`, {
+        exit: Exit.failed,
+        fix: 'pass --out DIR naming a folder this user can create and write',
+      }),
+    );
+  }
+  rmSync(old, { recursive: true, force: true });
 }
 
 function siteReport(
@@ -117,7 +176,8 @@ function siteReport(
       ['logs', left.logs ? 'included' : 'left out (--no-logs)'],
       ['outputs', left.outputs ? 'included' : 'left out (--no-outputs)'],
     ],
-    problems: [],
+    // What could not be read (history commits, unit documents): warnings, as `nyl runs` and `status` give them.
+    problems: data.environments.flatMap((e) => e.status.problems.filter((p) => p.code === 'NYL-STATE-UNREADABLE')),
     exit: Exit.ok,
   };
 }

@@ -1,5 +1,6 @@
 import type { SiteData, SiteEnvironment, SiteLog, SiteRun, SiteRunUnit } from '../core/ops/site/gather.js';
 import { duration, facts, link, outLink, page, source, state, t, table, time, unitId } from './html.js';
+import { unitPage } from './unit-pages.js';
 
 /** env/<name>/run/<run>.html: a run's record, the times of its states, its units, changes and logs. */
 
@@ -54,7 +55,7 @@ function unitsTable(r: SiteRun, e: SiteEnvironment): string {
   if (!r.units.length) return '<h2>Units</h2>\n<p>The run recorded no unit results.</p>';
   const rows = r.units.map((u) => [
     // A unit that left the configuration and its recorded state has no row to link to.
-    unitNames(e).has(u.unit) ? link(`../index.html#${unitId(u.unit)}`, u.unit) : t(u.unit),
+    unitNames(e).has(u.unit) ? link(`../${unitPage(e, u.unit)}#${unitId(u.unit)}`, u.unit) : t(u.unit),
     t(u.kind ?? ''),
     state(u.result),
     t(duration(u.durationMs)),
@@ -67,7 +68,10 @@ function unitsTable(r: SiteRun, e: SiteEnvironment): string {
 
 type Changes = { resources?: [string, string][] };
 
-function changesSection(units: SiteRunUnit[]): string {
+/** Resource changes a run page lists at most; the rest are counted (`nyl runs show` has them all). */
+const CHANGES_SHOWN = 2_000;
+
+function changesSection(units: SiteRunUnit[], env: string, run: string): string {
   const withChanges = units.filter((u) => (u.changes as Changes | undefined)?.resources?.length);
   if (!withChanges.length) return '';
   const rows = withChanges.flatMap((u) =>
@@ -77,23 +81,28 @@ function changesSection(units: SiteRunUnit[]): string {
       t(action),
     ]),
   );
-  return `<h2>Resource changes</h2>\n${table('Resources the run changed (addresses and actions, no values)', ['Unit', 'Address', 'Action'], rows)}`;
+  const left = rows.length - CHANGES_SHOWN;
+  const rest = left > 0 ? `\n<p>${left} more: \`nyl runs show -e ${t(env)} ${t(run)}\` lists them all.</p>` : '';
+  return `<h2>Resource changes</h2>\n${table('Resources the run changed (addresses and actions, no values)', ['Unit', 'Address', 'Action'], rows.slice(0, CHANGES_SHOWN))}${rest}`;
 }
 
 function logsSection(logs: SiteLog[] | undefined, env: string, run: string, budget: number): string {
   if (!logs) return '';
   if (!logs.length) return '<h2>Logs</h2>\n<p>The run kept no log.</p>';
+  const what = (l: SiteLog) =>
+    `${l.unit}${l.result ? ` (${l.result})` : ''}: ${l.kind === 'tail' ? 'last output seen' : 'log'}`;
+  const leftOut = logs.map(
+    (l) =>
+      `<p>${t(what(l))}: left out to keep the page under 1 MB; \`nyl runs logs -e ${t(env)} ${t(run)} --unit ${t(l.unit)}\` prints it.</p>`,
+  );
   // Each log may end up as its left-out line: those are reserved first.
-  let left = budget - logs.length * 400;
-  const parts = logs.map((l) => {
-    const what = `${l.unit}${l.result ? ` (${l.result})` : ''}: ${l.kind === 'tail' ? 'last output seen' : 'log'}`;
-    const html = `<details class="log"><summary>${t(what)}</summary><pre>${t(l.text)}</pre></details>`;
-    const size = Buffer.byteLength(html);
-    if (size <= left) {
-      left -= size;
-      return html;
-    }
-    return `<p>${t(what)}: left out to keep the page under 1 MB; \`nyl runs logs -e ${t(env)} ${t(run)} --unit ${t(l.unit)}\` prints it.</p>`;
+  let left = budget - leftOut.reduce((n, p) => n + Buffer.byteLength(p) + 1, 0);
+  const parts = logs.map((l, i) => {
+    const html = `<details class="log"><summary>${t(what(l))}</summary><pre>${t(l.text)}</pre></details>`;
+    const grows = Buffer.byteLength(html) - Buffer.byteLength(leftOut[i] as string);
+    if (grows > left) return leftOut[i] as string;
+    left -= grows;
+    return html;
   });
   return `<h2>Logs</h2>\n${parts.join('\n')}`;
 }
@@ -104,7 +113,7 @@ export function runPage(e: SiteEnvironment, r: SiteRun, data: SiteData): string 
     recordFacts(r, data.repoUrl),
     statesTable(r),
     unitsTable(r, e),
-    changesSection(r.units),
+    changesSection(r.units, e.name, r.line.run),
   ].join('\n');
   // The page's frame takes a few kB; logs get what the rest leaves.
   const budget = PAGE_BUDGET - 10_000 - Buffer.byteLength(rest);

@@ -120,6 +120,8 @@ function factOf<T>(r: OpReport, key: string): T {
 /** The site's data as it is read: the environments one at a time (a big history never sits in memory whole). */
 export interface SiteStream {
   generatedAt: string;
+  /** `https://github.com/owner/repo` when the caller knows it (a workflow does); else the runs' jobs say it. */
+  repoUrl?: string;
   /** In promotion order; each read when the one before it has been taken. */
   environments: AsyncGenerator<SiteEnvironment>;
 }

@@ -55,11 +55,12 @@ import {
   remoteTools,
   urlOf,
 } from './bench-remote.mjs';
+import { benchSite, SITE_TARGETS } from './bench-site.mjs';
 import { benchTerraform } from './bench-tf.mjs';
 
 const BUILT = join(ROOT, 'dist', 'cli.js');
 const DEFAULT_OUT = join(ROOT, '.bench', 'results.json');
-const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11'];
+const ALL_ROWS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12'];
 
 const HELP = `usage: node scripts/bench.mjs [options]    (npm run bench -- [options])
 
@@ -69,7 +70,8 @@ Measures the targets of docs/performance.md, each as a ratio to its floor measur
   --quick          a fast subset for development: smaller sizes and fewer samples (see the page)
   --repeat N       pairs of each timed comparison (default 5, --quick 3)
   --only LIST      rows to measure, comma-separated (default all: ${ALL_ROWS.join(',')}); e.g. --only 1,6
-                   (10: terraform processes of plan and reconcile --plan; 11: GitHub API calls of deployments: true)
+                   (10: terraform processes of plan and reconcile --plan; 11: GitHub API calls of deployments: true;
+                   12: nyl site against nyl runs of every environment)
   --history N      transitions of the long history of rows 2 and 8 (default 10000, --quick 1000; 0 skips them)
   --rss-samples N  first reconciles of 5,000 units for row 7 (default 1; each takes a while)
   --no-remote      skip what needs a remote (rows 1, 2, 8, 9 and the takeover story)
@@ -147,6 +149,9 @@ const SIZES = {
   tfUnits: 20, // row 10
   tfChanged: 2,
   tfRounds: quick ? Math.min(repeat, 2) : repeat, // each: a commit changing 2 units, plan, reconcile --plan
+  siteEnvs: quick ? 3 : 5, // row 12: environments × units × runs of history each
+  siteUnits: quick ? 10 : 50,
+  siteRuns: quick ? 60 : 500,
 };
 
 for (const sig of ['SIGINT', 'SIGTERM'])
@@ -341,6 +346,10 @@ try {
     await section('row 11', async () => {
       D.deployments = await benchDeployments(ctx);
     });
+  if (want('12'))
+    await section('row 12', () => {
+      D.site = benchSite(ctx, { envs: SIZES.siteEnvs, units: SIZES.siteUnits, runs: SIZES.siteRuns, pairs: repeat });
+    });
   if (want('5'))
     await section('row 5', () => {
       D.leaseWait = benchLeaseWait(ctx, { samples: SIZES.leaseSamples, scenarios: SIZES.leaseScenarios });
@@ -373,6 +382,7 @@ const FORMATS = {
   ms: (x) => `${Math.round(x)} ms`,
   mb: (x) => `${round(x)} MB`,
   count: (x) => `${round(x, 1)}`,
+  kb: (x) => `${Math.round(x)} KB`,
 };
 const NOISE = {
   ratio: f2,
@@ -380,6 +390,7 @@ const NOISE = {
   ms: (x) => String(Math.round(x)),
   mb: (x) => String(round(x)),
   count: (x) => String(round(x)),
+  kb: (x) => String(Math.round(x)),
 };
 
 function addRow(id, what, samples, target, { op = '<=', format = 'ratio', detail = '', force } = {}) {
@@ -716,6 +727,45 @@ if (want('11')) {
         `GitHub shows ${r.deployed?.slice(0, 7) ?? 'nothing'}${wrongShown ? `, nyl recorded ${r.expectedDeployed?.slice(0, 7)}: FAIL` : ', the commit nyl recorded'}`,
         `main step ${Math.round(r.main.ms)} ms`,
       ].join('; '),
+    });
+  }
+}
+
+// 12. nyl site against nyl runs of every environment (issue 28): time, object reads, processes, pages.
+if (want('12')) {
+  const x = D.site;
+  const scene = `${SIZES.siteEnvs} environments × ${SIZES.siteUnits} units × ${SIZES.siteRuns + 1} runs each`;
+  const what = {
+    time: `nyl site --local, ${scene} ÷ nyl runs --limit <all> of each environment in turn`,
+    reads: 'objects nyl site reads ÷ what nyl runs of every environment reads (each object once)',
+    procs: '(info) git processes of nyl site ÷ nyl runs of every environment',
+    page: 'largest page of the site (one page per run)',
+  };
+  if (!x) {
+    skipRow('12', what.time, skipReason('12'), { target: SITE_TARGETS.time });
+    skipRow('12', what.reads, skipReason('12'), { target: SITE_TARGETS.reads });
+    skipRow('12', what.page, skipReason('12'), { target: SITE_TARGETS.pageKB, op: '<', format: 'kb' });
+  } else {
+    const c = x.counts;
+    const perRun = (n) => f2(n / (x.envs * x.runs));
+    const cmds = (b) =>
+      Object.entries(b ?? {})
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+    addRow('12', what.time, x.ratios, SITE_TARGETS.time, {
+      detail: `${ms(x.siteMs)} against ${ms(x.runsMs)} (${x.envs} processes); ${x.site.runs} runs, ${x.site.pages} pages, ${fmtBytes(x.site.bytes)} written; the set-up (${x.envs} first reconciles, the history) took ${ms([x.setupMs])}`,
+    });
+    addRow('12', what.reads, [c.site.reads / c.runs.reads], SITE_TARGETS.reads, {
+      detail: `nyl site ${c.site.reads} reads (${c.site.distinct} distinct), ${perRun(c.site.reads)} per run; nyl runs ${c.runs.reads} (${c.runs.distinct} distinct), ${perRun(c.runs.reads)} per run: the site adds each run's logs and source commit and each environment's status`,
+    });
+    addRow('12', what.procs, [c.site.gitProcesses / c.runs.gitProcesses], undefined, {
+      force: 'INFO',
+      detail: `nyl site ${c.site.gitProcesses} (${cmds(c.site.processes.byCommand)}); nyl runs ${c.runs.gitProcesses} in all, ${c.runs.each.map((e) => e.gitProcesses).join(' + ')}`,
+    });
+    addRow('12', what.page, [x.site.largestPage / 1000], SITE_TARGETS.pageKB, {
+      op: '<',
+      format: 'kb',
+      detail: `${x.site.runPages} run pages for ${x.site.runs} runs, ${x.site.pages} pages in all`,
     });
   }
 }

@@ -152,9 +152,9 @@ describe('lease-wait figures', () => {
 
 describe('npm run bench', () => {
   it('refuses an unknown row with a usage message, not a stack trace', () => {
-    const r = bench(['--only', '1,12']);
+    const r = bench(['--only', '1,13']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--only 1,12: unknown row 12');
+    expect(r.stderr).toContain('--only 1,13: unknown row 13 (rows: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -337,4 +337,36 @@ describe('row 11: GitHub API calls of the reconcile action with deployments: tru
     }
     expect(r.stdout).toMatch(/0 FAIL, 0 SKIP/);
   }, 120_000);
+});
+
+describe('row 12: nyl site against nyl runs of every environment', () => {
+  it('counts object reads from the names asked of git cat-file, and writes environments in a promotion line', async () => {
+    const { objectReads, siteConfig, siteEnvironments } = await load('bench-site.mjs');
+    expect(objectReads('a1\nb2\na1\nHEAD:nyl.yaml\n\n')).toEqual({ reads: 4, distinct: 3, repeated: 1 });
+    expect(siteEnvironments(6)).toEqual(['dev', 'qa', 'staging', 'prod-eu', 'prod-us', 'env-06']);
+    const yaml = siteConfig(['dev', 'qa'], 2);
+    expect(yaml).toContain('kind: Environment\nname: qa\npromotion:\n  after: [dev]\n');
+    expect(yaml.match(/^kind: Command$/gm)).toHaveLength(2);
+    expect(yaml).not.toContain('name: bench');
+  });
+
+  it('reports its four rows: the site read once per object, a page per run, none over 1 MB', () => {
+    const out = join(scratch, 'results-12.json');
+    const r = bench(['--quick', '--only', '12', '--repeat', '1', '--out', out], { timeout: 170_000 });
+    expect(r.stderr).not.toContain('CHECK FAILED');
+    expect(r.status).toBe(0);
+    const rows = rowLines(r.stdout, '12');
+    expect(rows.length).toBe(4);
+    // The time row is judged against the machine's noise: only its shape is asserted here.
+    expect(rows[0]).toMatch(/nyl site --local, 3 environments .* ≤ ×3\.00\s+(PASS|FAIL)/);
+    expect(rows[1]).toMatch(/objects nyl site reads .*PASS$/);
+    expect(rows[2]).toMatch(/INFO$/);
+    expect(rows[3]).toMatch(/largest page .*< 1000 KB\s+PASS$/);
+    const { site } = JSON.parse(readFileSync(out, 'utf8')).details;
+    expect(site.site.runs).toBe(3 * 61);
+    expect(site.site.runPages).toBe(site.site.runs);
+    expect(site.counts.runs.each.map((e: { environment: string }) => e.environment)).toEqual(['dev', 'qa', 'staging']);
+    expect(site.counts.site.reads).toBeLessThan(2 * site.counts.runs.reads);
+    expect(site.ratios).toHaveLength(1);
+  }, 180_000);
 });

@@ -129,8 +129,9 @@ export interface SiteStream {
 /** `nyl site`'s data, streamed: the environments asked are checked first (an unknown one is refused before anything is read). */
 export async function streamSite(ctx: OpContext, opts: SiteOptions): Promise<SiteStream> {
   const asked = await environmentsAsked(ctx, opts);
+  const prs = new Map<string, number | undefined>();
   async function* environments() {
-    for (const e of asked) yield await gatherEnvironment(ctx, e, opts);
+    for (const e of asked) yield await gatherEnvironment(ctx, e, opts, prs);
   }
   return { generatedAt: new Date(ctx.now()).toISOString(), environments: environments() };
 }
@@ -148,13 +149,18 @@ export async function gatherSite(ctx: OpContext, opts: SiteOptions): Promise<Sit
   };
 }
 
-async function gatherEnvironment(ctx: OpContext, e: Promotion, opts: SiteOptions): Promise<SiteEnvironment> {
+async function gatherEnvironment(
+  ctx: OpContext,
+  e: Promotion,
+  opts: SiteOptions,
+  /** Source commits' pull requests, shared by the environments (a commit promoted through five is read once). */
+  prs: Map<string, number | undefined>,
+): Promise<SiteEnvironment> {
   const st = await status(ctx, { environment: e.name });
   const { state } = await loadEnvironment(ctx, e.name, () => true);
   // One walk of the history for every run (not one per run, as `runs show` would take).
   const { entries, problems } = await readRuns(ctx, e.name, { limit: SITE_RUNS_MAX }, state);
   const runs: SiteRun[] = [];
-  const prs = new Map<string, number | undefined>();
   for (const entry of entries)
     runs.push(await gatherRun(ctx, entry, opts, await pullRequestOf(ctx, entry.source, prs)));
   const observed = st.rows.map((r) => state.observed.get(r.unit));

@@ -87,6 +87,9 @@ describe('nyl runs', () => {
     }
     expect(live).toMatchObject({ state: 'executing', operation: 'reconcile' });
     expect(live?.detail).toMatch(/^live, wave 2: b; heartbeat \S+ ago$/);
+    // status says who holds the lease while it runs.
+    const during = await nyl(s.work, ['status', '-e', 'dev']);
+    expect(during.stdout).toMatch(new RegExp(`^  lease: +held by run ${live?.run} \\(.+\\), deadline \\S+$`, 'm'));
     killed.child.kill('SIGKILL');
     await killed.done;
     const broke = await nyl(s.work, ['lease', 'break', '-e', 'dev', '--reason', 'runner died']);

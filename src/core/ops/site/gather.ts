@@ -156,8 +156,10 @@ async function gatherEnvironment(
   /** Source commits' pull requests, shared by the environments (a commit promoted through five is read once). */
   prs: Map<string, number | undefined>,
 ): Promise<SiteEnvironment> {
-  const st = await status(ctx, { environment: e.name });
-  const { state } = await loadEnvironment(ctx, e.name, () => true);
+  // Read once: status and the runs see the same refs (a deploy landing meanwhile shows in neither).
+  const loaded = await loadEnvironment(ctx, e.name, () => true);
+  const { state } = loaded;
+  const st = await status(ctx, { environment: e.name, loaded });
   // One walk of the history for every run (not one per run, as `runs show` would take).
   const { entries, problems } = await readRuns(ctx, e.name, { limit: SITE_RUNS_MAX }, state);
   const runs: SiteRun[] = [];

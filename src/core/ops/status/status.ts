@@ -10,7 +10,7 @@ import { lateCheckpoints, previewImport } from '../recovery/takeover.js';
 import type { StatusReport, StatusRow } from '../workspace/report.js';
 import { unitsNamed } from '../workspace/unit-names.js';
 import { unreadableProblem } from '../workspace/unreadable.js';
-import { loadEnvironment, type OpContext, whereOf } from '../workspace/workspace.js';
+import { type Loaded, loadEnvironment, type OpContext, whereOf } from '../workspace/workspace.js';
 import { recordedUrl } from './environment-url.js';
 import { unitState } from './unit-state.js';
 
@@ -19,8 +19,13 @@ import { unitState } from './unit-state.js';
  * Phases: read (what cannot be read is reported, not refused) → the import runs left behind would
  * make → each unit → units that left the configuration → the environment's problems → the report.
  */
-export async function status(ctx: OpContext, opts: { environment: string; units?: string[] }): Promise<StatusReport> {
-  const { cfg, sel, state: recorded, unpublished } = await loadEnvironment(ctx, opts.environment, () => true);
+export async function status(
+  ctx: OpContext,
+  /** `loaded`: the environment as a caller read it already (tolerating what cannot be read, as status does). */
+  opts: { environment: string; units?: string[]; loaded?: Loaded },
+): Promise<StatusReport> {
+  const loaded = opts.loaded ?? (await loadEnvironment(ctx, opts.environment, () => true));
+  const { cfg, sel, state: recorded, unpublished } = loaded;
   const env = opts.environment;
   const problems: Problem[] = recorded.unreadable.map((u) => unreadableProblem(u, whereOf(ctx, env)));
   const v = leaseVerdict(recorded, ctx.now());

@@ -6,7 +6,7 @@
  * hostile-network.test.ts.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { earlyFetchSpec, gitDirAbove, mayMoveState } from '../src/cli/early-fetch.js';
@@ -96,14 +96,23 @@ describe('the git directory above the working folder', () => {
   });
 });
 
-/** A clone whose origin (file://) holds dev's state after one reconcile; `config` is its nyl.yaml. */
+/** Per configuration, a bare remote holding dev's state after one reconcile: made once, copied per test. */
+const seeded = new Map<string, string>();
+
+/** A clone whose origin (file://, a copy of its own) holds dev's state after one reconcile; `config` is its nyl.yaml. */
 async function cloneWithState(config: string): Promise<string> {
-  const src = makeRepo({ 'nyl.yaml': config });
+  let template = seeded.get(config);
+  if (!template) {
+    const src = makeRepo({ 'nyl.yaml': config });
+    template = tempDir('nyl-bare-');
+    git(template, 'init', '-q', '--bare');
+    git(src, 'remote', 'add', 'origin', template);
+    git(src, 'push', '-q', 'origin', 'HEAD:main');
+    expect((await nyl(src, ['reconcile', '-e', 'dev'])).code).toBe(0);
+    seeded.set(config, template);
+  }
   const bare = tempDir('nyl-bare-');
-  git(bare, 'init', '-q', '--bare');
-  git(src, 'remote', 'add', 'origin', bare);
-  git(src, 'push', '-q', 'origin', 'HEAD:main');
-  expect((await nyl(src, ['reconcile', '-e', 'dev'])).code).toBe(0);
+  cpSync(template, bare, { recursive: true });
   const clone = tempDir('nyl-clone-');
   git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
   return clone;
@@ -209,26 +218,37 @@ exec ${real} "$@"
 }
 const logOf = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
 
+/** A bare repository whose refs/nyl/dev/big holds 40 MB of random bytes: made once, copied per test. */
+let bigState: string | undefined;
+function bigStateBare(): string {
+  if (!bigState) {
+    bigState = tempDir('nyl-bare-');
+    git(bigState, 'init', '-q', '--bare');
+    const blob = execFileSync('sh', ['-c', 'head -c 40000000 /dev/urandom | git hash-object -w --stdin'], {
+      cwd: bigState,
+      encoding: 'utf8',
+    }).trim();
+    const tree = execFileSync('git', ['mktree'], {
+      cwd: bigState,
+      input: `100644 blob ${blob}\tbig\n`,
+      encoding: 'utf8',
+    }).trim();
+    const commit = git(bigState, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'big');
+    git(bigState, 'update-ref', 'refs/nyl/dev/big', commit);
+  }
+  const bare = tempDir('nyl-bare-');
+  cpSync(bigState, bare, { recursive: true });
+  return bare;
+}
+
 /**
  * A fresh clone (main only) of a remote whose `main` holds `config` and whose dev state refs hold
  * 40 MB: a depth fetch of them is still receiving (and holds `shallow.lock`) well after nyl starts.
  */
 function bigStateClone(config: string): string {
   const src = makeRepo({ 'nyl.yaml': config });
-  const bare = tempDir('nyl-bare-');
-  git(bare, 'init', '-q', '--bare');
+  const bare = bigStateBare();
   git(src, 'push', '-q', bare, 'HEAD:main');
-  const blob = execFileSync('sh', ['-c', 'head -c 40000000 /dev/urandom | git hash-object -w --stdin'], {
-    cwd: bare,
-    encoding: 'utf8',
-  }).trim();
-  const tree = execFileSync('git', ['mktree'], {
-    cwd: bare,
-    input: `100644 blob ${blob}\tbig\n`,
-    encoding: 'utf8',
-  }).trim();
-  const commit = git(bare, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', tree, '-m', 'big');
-  git(bare, 'update-ref', 'refs/nyl/dev/big', commit);
   const clone = tempDir('nyl-clone-');
   git(clone, 'clone', '-q', '-b', 'main', `file://${bare}`, '.');
   return clone;

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   commitFiles,
   ENV_DEV,
+  git,
   makeRepo,
   nyl,
   nylJson,
@@ -329,8 +330,17 @@ spec:
     const work = makeRepo({ 'nyl.yaml': yaml });
     const run = startNyl(work, ['reconcile', '-e', 'dev', ...L], { NYL_HEARTBEAT_INTERVAL: '300ms' });
     await waitForFile(join(ctl, 'slow'));
-    // quick has finished; let a heartbeat pass.
-    await sleep(1500);
+    // quick has finished: wait for a heartbeat to carry its checkpoint onto the run ref (a fixed
+    // pause was too short under load), then kill the run mid-wave.
+    const carried = () =>
+      git(work, 'for-each-ref', '--format=%(refname)', 'refs/nyl/dev/runs/')
+        .split('\n')
+        .filter(Boolean)
+        .some((ref) =>
+          git(work, 'ls-tree', '-r', '--name-only', ref).split('\n').includes('units/m#quick/checkpoint.json'),
+        );
+    for (const until = Date.now() + 20_000; !carried(); await sleep(50))
+      if (Date.now() > until) throw new Error("no heartbeat carried m#quick's checkpoint");
     run.child.kill('SIGKILL');
     await run.done;
     expect((await nyl(work, ['lease', 'break', '-e', 'dev', ...L, '--reason', 'runner died'])).code).toBe(0);

@@ -127,7 +127,12 @@ export function renderStatus(r: StatusReport): string {
         urlFact(r),
         // A run holding the lease now: the units it may be changing are its, whatever their rows say.
         ...(r.lease?.state === 'held'
-          ? [['lease', `held by run ${r.lease.run} (${r.lease.holder}), deadline ${r.lease.deadline}`] as [string, unknown]]
+          ? [
+              ['lease', `held by run ${r.lease.run} (${r.lease.holder}), deadline ${r.lease.deadline}`] as [
+                string,
+                unknown,
+              ],
+            ]
           : []),
         // The promotion gate: where each environment before this one stands for this source.
         ...(r.promotion ?? []).map(

@@ -6,7 +6,7 @@
  * are counted with marker files the units append to.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { command, GIT_ENV, git, makeRepo, nyl, nylJson, startNyl, tempDir, waitForFile } from './helpers/repo.js';
@@ -51,22 +51,42 @@ function groupConfig(envs: string[], marks: string, ctl: string, group = 'fleet'
   ].join('');
 }
 
-/** A group of four environments on a bare remote over file://, each with app failed. */
+/**
+ * The group of setup(), made once: the marker and control folders are .marks/ and .ctl/ in the work
+ * repository (ignored by git; units run there), so a copy of the repository has its own.
+ */
+let groupOnce: Promise<{ root: string; work: string }> | undefined;
+function failedGroup() {
+  groupOnce ??= (async () => {
+    const root = tempDir('nyl-batch-');
+    git(root, 'init', '-q', '--bare', '-b', 'main', 'remote.git');
+    const work = makeRepo({ 'nyl.yaml': groupConfig(ENVS, '.marks', '.ctl'), '.gitignore': '.marks/\n.ctl/\n' });
+    mkdirSync(join(work, '.marks'));
+    mkdirSync(join(work, '.ctl'));
+    git(work, 'remote', 'add', 'origin', `file://${join(root, 'remote.git')}`);
+    git(work, 'push', '-q', 'origin', 'main');
+    for (const e of ENVS) {
+      writeFileSync(join(work, '.ctl', `fail-${e}`), '');
+      const r = await nyl(work, ['reconcile', '-e', e]);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      rmSync(join(work, '.ctl', `fail-${e}`));
+    }
+    return { root, work };
+  })();
+  return groupOnce;
+}
+
+/** A group of four environments on a bare remote over file://, each with app failed (a copy of failedGroup()). */
 async function setup() {
+  const made = await failedGroup();
   const root = tempDir('nyl-batch-');
-  const marks = tempDir('nyl-batch-marks-');
-  const ctl = tempDir('nyl-batch-ctl-');
-  git(root, 'init', '-q', '--bare', '-b', 'main', 'remote.git');
+  cpSync(made.root, root, { recursive: true });
   const bare = join(root, 'remote.git');
-  const work = makeRepo({ 'nyl.yaml': groupConfig(ENVS, marks, ctl) });
-  git(work, 'remote', 'add', 'origin', `file://${bare}`);
-  git(work, 'push', '-q', 'origin', 'main');
-  for (const e of ENVS) {
-    writeFileSync(join(ctl, `fail-${e}`), '');
-    const r = await nyl(work, ['reconcile', '-e', e]);
-    expect(r.code, r.stdout + r.stderr).toBe(1);
-    rmSync(join(ctl, `fail-${e}`));
-  }
+  const work = tempDir('nyl-batch-work-');
+  cpSync(made.work, work, { recursive: true });
+  git(work, 'remote', 'set-url', 'origin', `file://${bare}`);
+  const marks = join(work, '.marks');
+  const ctl = join(work, '.ctl');
   /** How many times each unit ran in an environment. */
   const runs = (env: string, unit: string) => {
     const f = join(marks, env);

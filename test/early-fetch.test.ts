@@ -311,17 +311,22 @@ describe('an early fetch no one takes', () => {
 
 describe('signals once nyl has answered', () => {
   it('end a nyl whose output no one reads yet, as before the early fetch (its listener is gone)', async () => {
-    // A 4 KiB pipe no one reads: `nyl schema` blocks on its output after main() returned.
+    // A 4 KiB pipe no one reads: `nyl schema` blocks on its output after main() returned. The
+    // signal goes once the pipe is full (a fixed pause could end before nyl got there under load).
     const script = [
-      'import fcntl, os, signal, subprocess, sys, time',
+      'import array, fcntl, os, signal, subprocess, sys, termios, time',
       'r, w = os.pipe()',
       'fcntl.fcntl(w, 1031, 4096)',
       `p = subprocess.Popen(['node', sys.argv[1], 'schema'], stdout=w)`,
       'os.close(w)',
-      'time.sleep(1.5)',
+      'def queued():',
+      "    n = array.array('i', [0]); fcntl.ioctl(r, termios.FIONREAD, n, True); return n[0]",
+      'until = time.time() + 30',
+      'while queued() < 4096 and time.time() < until: time.sleep(0.02)',
+      'time.sleep(0.3)',
       'p.send_signal(signal.SIGTERM)',
       'try:',
-      '    p.wait(timeout=3); print(p.returncode)',
+      '    p.wait(timeout=10); print(p.returncode)',
       'except subprocess.TimeoutExpired:',
       "    print('running'); p.kill(); p.wait()",
     ].join('\n');

@@ -66,15 +66,17 @@ describe('a SIGKILLed nyl leaves no tool behind', () => {
     await waitForFile(join(ctl, 'pgid'));
     const pgid = Number(readFileSync(join(ctl, 'pgid'), 'utf8'));
     run.child.kill('SIGKILL');
-    const killedAt = Date.now();
     await run.done;
-    // (The 1 s bound is the first test's; here: it got SIGTERM, ignored it, and is killed after the grace.)
-    expect(await waitUntil(() => existsSync(join(ctl, 'got')), 1_900)).toBeGreaterThanOrEqual(0);
-    await sleep(Math.max(0, 1_000 - (Date.now() - killedAt)));
+    // (How soon SIGTERM comes is the first test's; here: it got SIGTERM, ignored it, and is killed
+    // after the grace. The times count from the SIGTERM, as the grace does: on a busy machine the
+    // watchdog may take a while to see nyl gone.)
+    expect(await waitUntil(() => existsSync(join(ctl, 'got')), 10_000)).toBeGreaterThanOrEqual(0);
+    const termAt = Date.now();
+    await sleep(1_000);
     expect(groupAlive(pgid), 'still running within the grace').toBe(true);
     const gone = await waitUntil(() => !groupAlive(pgid), 4_000);
     expect(gone).toBeGreaterThanOrEqual(0);
-    expect(Date.now() - killedAt).toBeLessThan(2_000 + 1_000 + 500);
+    expect(Date.now() - termAt).toBeLessThan(2_000 + 1_000 + 500);
     // The next run finds the run it left: lease break on this host says its tools are gone.
     const brk = await nyl(dir, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'killed']);
     expect(brk.stdout).toContain('  tools: gone (it ran on this host)\n');

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -87,10 +87,13 @@ describe('regressions', () => {
   });
 
   it('after NYL-LEASE-LOST the run ref says it stopped: the next run takes over at once', async () => {
-    const dir = withRemote({ 'nyl.yaml': ENV_DEV + command('w', 'touch started; sleep 2') });
+    // w runs until the test has deleted the lease (at most 60 s), not for a fixed time.
+    const wait = 'touch started; i=0; while [ ! -f go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done';
+    const dir = withRemote({ 'nyl.yaml': ENV_DEV + command('w', wait) });
     const first = nyl(dir, ['reconcile', '-e', 'dev']);
     while (!existsSync(join(dir, 'started'))) await new Promise((r) => setTimeout(r, 50));
     git(dir, 'push', '-q', 'origin', ':refs/nyl/dev/lease');
+    writeFileSync(join(dir, 'go'), '');
     const lost = await first;
     expect(lost.code).toBe(4);
     expect(lost.stderr).toContain('error NYL-LEASE-LOST');

@@ -5,7 +5,7 @@
  * background `git gc --auto`.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitRepo } from '../src/core/git/repo.js';
@@ -52,14 +52,32 @@ interface Report {
   problems: { code: string }[];
 }
 
-/** A work repository whose first reconcile put state on the remote; main pushed. */
+/** Per transport, a remote and its work repository after the first reconcile: made once, copied by seeded(). */
+const seededOnce = new Map<string, { bare: string; dir: string }>();
+
+/**
+ * A work repository whose first reconcile put state on the remote; main pushed. The remote and the
+ * work repository are copies of the ones made by the first call for that transport.
+ */
 async function seeded(remote: Remote): Promise<string> {
-  const dir = makeRepo({ 'nyl.yaml': TWO_UNITS('v1') });
-  git(dir, 'remote', 'add', 'origin', remote.url);
-  git(dir, 'push', '-q', 'origin', 'HEAD:refs/heads/main');
-  git(remote.bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
-  const first = await nylJson<Report>(dir, ['reconcile', '-e', 'dev']);
-  expect(first.code, first.stderr).toBe(0);
+  const transport = remote.url.startsWith('file://') ? 'file://' : 'smart HTTP';
+  let template = seededOnce.get(transport);
+  if (!template) {
+    const origin = transports[transport]();
+    const dir = makeRepo({ 'nyl.yaml': TWO_UNITS('v1') });
+    git(dir, 'remote', 'add', 'origin', origin.url);
+    git(dir, 'push', '-q', 'origin', 'HEAD:refs/heads/main');
+    git(origin.bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+    const first = await nylJson<Report>(dir, ['reconcile', '-e', 'dev']);
+    expect(first.code, first.stderr).toBe(0);
+    template = { bare: origin.bare, dir };
+    seededOnce.set(transport, template);
+  }
+  rmSync(remote.bare, { recursive: true, force: true });
+  cpSync(template.bare, remote.bare, { recursive: true });
+  const dir = tempDir();
+  cpSync(template.dir, dir, { recursive: true });
+  git(dir, 'remote', 'set-url', 'origin', remote.url);
   return dir;
 }
 

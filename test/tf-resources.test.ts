@@ -41,7 +41,15 @@ const suite = HAS_TERRAFORM ? describe : describe.skip;
 type Json = any;
 
 const LOCAL = ['-e', 'dev', '--local'];
-const GITIGNORE = ['.terraform/', '.terraform.lock.hcl', '*.tfstate', '*.tfstate.backup', 'started', ''].join('\n');
+const GITIGNORE = [
+  '.terraform/',
+  '.terraform.lock.hcl',
+  '*.tfstate',
+  '*.tfstate.backup',
+  'started',
+  'release',
+  '',
+].join('\n');
 
 /**
  * One input changes `a` in place, replaces `b` and deletes `gone` (which exists only for the first
@@ -451,7 +459,7 @@ resource "terraform_data" "f" {
     const slow = `${NET_TF}
 resource "terraform_data" "slow" {
   provisioner "local-exec" {
-    command = "touch started; sleep 8"
+    command = "touch started; i=0; while [ ! -f release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done"
   }
 }
 `;
@@ -477,6 +485,8 @@ resource "terraform_data" "slow" {
     expect(existsSync(lock)).toBe(true);
     expect(plan.stdout).toContain('changes of net:');
     expect(plan.stdout).not.toContain('could not be planned');
+    // The provisioner holds the apply (and its lock) until now: no fixed pause to outlast.
+    writeFileSync(join(module, 'release'), '');
     expect(await holderDone).toBe(0);
     await sleep(10);
   });

@@ -347,7 +347,8 @@ interface Started {
 
 /** Waits for the provisioner; terraform's group as it is then. */
 async function provisioning(moduleDir: string, aws = false): Promise<Started> {
-  await waitForFile(join(moduleDir, 'started'), 30_000);
+  // With the aws provider, init copies its 700 MB binary and each command loads its schema first.
+  await waitForFile(join(moduleDir, 'started'), aws ? 60_000 : 30_000);
   const pgid = Number(readFileSync(join(moduleDir, 'started'), 'utf8').trim());
   expect(pgid).toBeGreaterThan(1);
   // terraform leads the group nyl started it in; the provisioner (sh, bash, sleep) runs in it too.

@@ -6,7 +6,7 @@
  * `nyl state forget` are the ways out; the fixes printed work when pasted.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { command, commitFiles, ENV_DEV, GIT_ENV, makeRepo, nyl, parseTable, tempDir } from './helpers/repo.js';
@@ -15,25 +15,41 @@ const LOCAL = ['-e', 'dev', '--local'];
 
 interface Env {
   dir: string;
-  marks: string;
 }
 
-/** db → app (app reads db's output), and other; each unit writes one line per execution. */
+/**
+ * db → app (app reads db's output), and other; each unit writes one line per execution into
+ * .marks/ (ignored by git) in the repository, where units run.
+ */
 function environment(): Env {
-  const marks = tempDir('nyl-marks-');
-  const mark = (u: string) => `echo run >> ${marks}/${u}`;
+  const mark = (u: string) => `mkdir -p .marks; echo run >> .marks/${u}`;
   const dir = makeRepo({
+    '.gitignore': '.marks/\n',
     'nyl.yaml':
       ENV_DEV +
       command('db', `${mark('db')}; echo url=db1 >> "$NYL_OUTPUT"`) +
       command('app', `${mark('app')}; echo "\${{ units.db.outputs.url }}" > /dev/null`) +
       command('other', mark('other')),
   });
-  return { dir, marks };
+  return { dir };
+}
+
+/** The environment after its first `reconcile --local` (every unit ran once): made once, copied per test. */
+let reconciledOnce: Promise<Env> | undefined;
+async function reconciled(): Promise<Env> {
+  reconciledOnce ??= (async () => {
+    const e = environment();
+    expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    return e;
+  })();
+  const template = await reconciledOnce;
+  const dir = tempDir();
+  cpSync(template.dir, dir, { recursive: true });
+  return { dir };
 }
 
 function runs(e: Env, unit: string): number {
-  const f = join(e.marks, unit);
+  const f = join(e.dir, '.marks', unit);
   return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).length : 0;
 }
 
@@ -97,8 +113,7 @@ describe('an unreadable unit document', () => {
   ])(
     '(%s) is never read as empty: status shows the rest, every writer refuses, state forget is the way out',
     async (_what, text, cause) => {
-      const e = environment();
-      expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
+      const e = await reconciled();
       corrupt(e.dir, 'refs/nyl/dev/observed', 'units/db.json', text);
       const subject = 'refs/nyl/dev/observed:units/db.json';
 
@@ -132,8 +147,7 @@ describe('an unreadable lease', () => {
   ])(
     '(%s): writers refuse, status reports, lease break replaces it and records what it replaced',
     async (_what, text, cause) => {
-      const e = environment();
-      expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
+      const e = await reconciled();
       const lease = JSON.parse(gitIn(e.dir, ['show', 'refs/nyl/dev/lease:lease.json'])) as Record<string, unknown>;
       const bad = text ?? JSON.stringify({ ...lease, state: 'stolen' });
       const tip = corrupt(e.dir, 'refs/nyl/dev/lease', 'lease.json', bad);
@@ -165,8 +179,7 @@ describe('an unreadable lease', () => {
 
 describe('refs that point at the wrong kind of object', () => {
   it('an observed ref at a tree, a lease ref at a blob: "not a commit"', async () => {
-    const e = environment();
-    expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    const e = await reconciled();
     const observed = tipOf(e.dir, 'refs/nyl/dev/observed');
     gitIn(e.dir, ['update-ref', 'refs/nyl/dev/observed', `${observed}^{tree}`]);
     await expectRefused(e, ['reconcile', ...LOCAL], 'refs/nyl/dev/observed', 'points at a tree, not a commit');
@@ -185,8 +198,7 @@ describe('refs that point at the wrong kind of object', () => {
 
 describe('an unreadable run ref', () => {
   it('blocks every writer; lease break sets it aside under unreadable/ and records it', async () => {
-    const e = environment();
-    expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    const e = await reconciled();
     // A run ref whose record is garbage, next to a released lease.
     const id = '01a1732a-11d1-7ed6-a3cc-174dc69c7856';
     const ref = `refs/nyl/dev/runs/${id}`;
@@ -236,8 +248,7 @@ describe('a fix that is pasted', () => {
 
 describe('an internal error', () => {
   it('is NYL-INTERNAL without a stack trace, and the process exits at once (no reader left behind)', async () => {
-    const e = environment();
-    expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
+    const e = await reconciled();
     for (const cmd of ['status', 'reconcile', 'plan']) {
       const r = await nyl(e.dir, [cmd, ...LOCAL], { NYL_TEST_THROW_AT: 'read-state' });
       expect(r.code).toBe(1);

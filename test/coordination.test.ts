@@ -171,6 +171,40 @@ describe('a race for one environment between processes and clones', () => {
     expect(showJson(bare, 'refs/nyl/dev/lease:lease.json')).toMatchObject({ state: 'released' });
   });
 
+  it('a fresh clone that read a landing write half done (its run ref still listed) still lands its transition', async () => {
+    // The first run notes its own run ref while its unit runs; its transition deletes that ref,
+    // and history starts with it (no parents), so nothing on the remote reaches that commit.
+    const unit = (run: string) => ({ 'nyl.yaml': ENV_DEV + command('race', run, { spec: { idempotent: true } }) });
+    const { bare, work, scratch } = withRemote(() => ({ 'nyl.yaml': ENV_DEV }));
+    const note = join(scratch, 'run-ref');
+    const runRefs = `git --git-dir='${bare}' for-each-ref --format='%(objectname) %(refname)' refs/nyl/dev/runs/`;
+    commitFiles(work, unit(`${runRefs} > '${note}'`), 'a');
+    git(work, 'push', '-q', 'origin', 'main');
+    const first = await nyl(work, ['reconcile', '-e', 'dev']);
+    expect(first.code, `${first.stdout}${first.stderr}`).toBe(0);
+    const [tip, ref] = readFileSync(note, 'utf8').trim().split(' ') as [string, string];
+    expect(refsOf(bare)).not.toContain(ref);
+
+    // What a fetch sees while git commits that write (it moves refs before it deletes any): the
+    // lease released, the run ref still there. A fresh clone reads it at depth 1 and imports the
+    // run; the ref is gone by the time it lands (its unit deletes it, as that write did).
+    git(bare, 'update-ref', ref, tip);
+    const fresh = join(tempDir(), 'fresh');
+    git(work, 'clone', '-q', `file://${bare}`, fresh);
+    commitFiles(fresh, unit(`git --git-dir='${bare}' update-ref -d ${ref}`), 'b');
+    const r = await nylJson<{ run: string; problems: { code: string }[] }>(fresh, ['reconcile', '-e', 'dev']);
+    expect(readFileSync(join(fresh, '.git', 'shallow'), 'utf8')).toContain(tip);
+    expect(r.json.problems.map((p) => p.code)).not.toContain('NYL-REMOTE-REJECTED');
+    expect(r.code, r.stdout).toBe(0);
+    // Its transition landed; history records the first run once, and reaches no commit of its ref.
+    expect(showJson(bare, 'refs/nyl/dev/lease:lease.json')).toMatchObject({ state: 'released', run: r.json.run });
+    expect(refsOf(bare).filter((x) => x.includes('/runs/'))).toEqual([]);
+    const subjects = git(bare, 'log', '--first-parent', '--format=%s', 'refs/nyl/dev/history').split('\n');
+    expect(subjects).toHaveLength(2);
+    expect(subjects[0]).toContain(r.json.run);
+    expect(tryGit(bare, 'merge-base', '--is-ancestor', tip, 'refs/nyl/dev/history').status).toBe(1);
+  });
+
   it('refuses a concurrent second run with NYL-LEASE-HELD, also after --wait-lease 100ms', async () => {
     const { bare, work, scratch } = withRemote((d) => ({
       'nyl.yaml':

@@ -364,6 +364,8 @@ export class RunSession {
     now: number,
     consumed: { id: string; ref: string }[],
     own: HistoryEntry | undefined,
+    /** The refs as read again after a lost race: history goes on from their tips. */
+    fresh?: Map<string, string>,
   ): Promise<RefUpdate[]> {
     const imported = consumed
       .filter((c) => c.ref === this.state.refs.run(c.id))
@@ -371,10 +373,10 @@ export class RunSession {
       .filter((r) => r !== undefined)
       .sort((a, b) => (a.id < b.id ? -1 : 1))
       .map((r) => importedEntry(r, this.run, now));
-    const ended = endedToFold(this.state);
+    const ended = endedToFold(this.state).filter((e) => !fresh || fresh.get(e.ref) === e.tip);
     const update = await appendHistory(this.repo, batch, {
       ref: this.state.refs.history,
-      tip: this.state.tips.history,
+      tip: fresh ? fresh.get(this.state.refs.history) : this.state.tips.history,
       // This run's own ref is deleted in the same write: its last commit stays reachable from history.
       entries: [...imported, ...(own ? [{ ...own, runTip: own.runTip ?? this.runTip }] : [])],
       ended,
@@ -415,7 +417,7 @@ export class RunSession {
           ifLanded: 'its results are recorded and the lease is free',
           ifNot: `run ${this.run} holds the lease until ${heldUntil ? withOffset(heldUntil) : 'its deadline'}; the next run takes over after that (or after \`nyl lease break -e ${this.env} --reason <text>\`) and imports what its run ref holds: units of the last wave were not checkpointed there and become uncertain`,
         };
-    const attempt = (list: typeof consumed) => {
+    const attempt = (list: typeof consumed, history: RefUpdate[]) => {
       const dead: RefUpdate[] = [];
       for (const c of list) {
         dead.push({ ref: c.ref, old: c.tip, new: undefined });
@@ -432,7 +434,7 @@ export class RunSession {
         intent,
       );
     };
-    let ok = await attempt(consumed);
+    let ok = await attempt(consumed, history);
     if (!ok && consumed.length) {
       const fresh = await this.backend.list(this.state.refs.lease.replace(/\/lease$/, ''));
       if (fresh.get(this.state.refs.lease) === this.leaseTip) {
@@ -444,13 +446,31 @@ export class RunSession {
           if (tip !== c.tip && c.ref === this.state.refs.evidence(c.id)) return [];
           return [{ ...c, tip, retire: c.retire || tip !== c.tip }];
         });
-        ok = await attempt(again);
+        ok = await attempt(again, await this.historyAgain(now, again, own, fresh));
       }
     }
     if (!ok) this.lost();
     this.leaseTip = lease;
     this.runTip = undefined;
     return { tips, late };
+  }
+
+  /**
+   * The history update of a landing write's second push, built again: a consumed run ref that is
+   * gone was recorded by whoever deleted it (the run's own landing, which a read taken while that
+   * write committed saw half done). Its entry would record it twice, and its tip, which that
+   * history may not reach, would be a parent the remote declines to take from a shallow clone.
+   */
+  private async historyAgain(
+    now: number,
+    consumed: { id: string; ref: string }[],
+    own: HistoryEntry | undefined,
+    fresh: Map<string, string>,
+  ): Promise<RefUpdate[]> {
+    const batch = this.repo.batch();
+    const history = await this.historyWrite(batch, now, consumed, own, fresh);
+    await batch.flush();
+    return history;
   }
 
   /**

@@ -205,6 +205,56 @@ describe('a race for one environment between processes and clones', () => {
     expect(tryGit(bare, 'merge-base', '--is-ancestor', tip, 'refs/nyl/dev/history').status).toBe(1);
   });
 
+  it('a clone that read a landing write half done reads the refs once more and does not import the run that landed', async () => {
+    const unit = (run: string) => ({ 'nyl.yaml': ENV_DEV + command('race', run, { spec: { idempotent: true } }) });
+    const { bare, work, scratch } = withRemote(() => ({ 'nyl.yaml': ENV_DEV }));
+    const note = join(scratch, 'run-ref');
+    const runRefs = `git --git-dir='${bare}' for-each-ref --format='%(objectname) %(refname)' refs/nyl/dev/runs/`;
+    commitFiles(work, unit(`${runRefs} > '${note}'`), 'a');
+    git(work, 'push', '-q', 'origin', 'main');
+    const first = await nyl(work, ['reconcile', '-e', 'dev']);
+    expect(first.code, `${first.stdout}${first.stderr}`).toBe(0);
+    const [tip, ref] = readFileSync(note, 'utf8').trim().split(' ') as [string, string];
+    expect(refsOf(bare)).not.toContain(ref);
+
+    // Another clone's first fetch sees what a fetch sees while git commits a landing write (it
+    // moves refs before it deletes any): the lease released by the first run, its run ref listed.
+    // The remote's upload-pack lists that ref again for that one fetch only; later fetches are plain.
+    const other = join(tempDir(), 'other');
+    git(work, 'clone', '-q', `file://${bare}`, other);
+    const calls = join(scratch, 'upload-pack-calls');
+    const wrapper = join(scratch, 'upload-pack');
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\necho call >> '${calls}'\n` +
+        `if [ "$(wc -l < '${calls}')" -eq 1 ]; then\n` +
+        `  git --git-dir='${bare}' update-ref ${ref} ${tip}\n  git upload-pack "$@"; s=$?\n` +
+        `  git --git-dir='${bare}' update-ref -d ${ref}\n  exit $s\nfi\nexec git upload-pack "$@"\n`,
+      { mode: 0o755 },
+    );
+    git(other, 'config', 'remote.origin.uploadpack', wrapper);
+    commitFiles(other, unit('true'), 'b');
+    type R = { rows: { unit: string; result: string }[]; stats: { remoteRoundTrips: number } };
+    const r = await nylJson<R>(other, ['reconcile', '-e', 'dev']);
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json.rows.map((x) => [x.unit, x.result])).toEqual([['race', 'executed']]);
+    // Both reads went through the wrapper: the torn one and the one more it took.
+    expect(lines(calls)).toHaveLength(2);
+    const observed = showJson<{ condition?: unknown }>(bare, 'refs/nyl/dev/observed:units/race.json');
+    expect(observed.condition).toBeUndefined();
+    const subjects = git(bare, 'log', '--first-parent', '--format=%s', 'refs/nyl/dev/history').split('\n');
+    expect(subjects).toHaveLength(2);
+    expect(subjects.filter((x) => x.includes(ref.split('/').at(-1) as string))).toHaveLength(1);
+    expect(refsOf(bare).filter((x) => x.includes('/runs/'))).toEqual([]);
+
+    // An untorn read of the same change costs one round trip less.
+    commitFiles(other, unit('true # c'), 'c');
+    const plain = await nylJson<R>(other, ['reconcile', '-e', 'dev']);
+    expect(plain.code, plain.stdout).toBe(0);
+    expect(lines(calls)).toHaveLength(3);
+    expect(r.json.stats.remoteRoundTrips).toBe(plain.json.stats.remoteRoundTrips + 1);
+  });
+
   it('refuses a concurrent second run with NYL-LEASE-HELD, also after --wait-lease 100ms', async () => {
     const { bare, work, scratch } = withRemote((d) => ({
       'nyl.yaml':

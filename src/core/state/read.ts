@@ -381,8 +381,24 @@ export async function readEnvironment(
   prefix: string,
   environment: string,
 ): Promise<EnvState> {
-  const tips = await backend.list(`${prefix}/${environment}`);
-  return new EnvRead(repo, prefix, environment, tips).read();
+  const read = async () => {
+    const tips = await backend.list(`${prefix}/${environment}`);
+    return new EnvRead(repo, prefix, environment, tips).read();
+  };
+  const state = await read();
+  return landingReadHalfDone(state) ? read() : state;
+}
+
+/**
+ * The lease released by run R while R's ref is listed unfinished: no write leaves this (a landing
+ * releases the lease and deletes the run ref in one push; a run that ends without landing marks
+ * its ref finished in the write that releases). But a remote applies a push's updates before its
+ * deletions, so a read made while R's landing commits sees it: read once more before importing R
+ * as a dead run. A second read that still shows it is what is on the remote.
+ */
+function landingReadHalfDone(state: EnvState): boolean {
+  const l = state.lease;
+  return l?.state === 'released' && state.tips.runs.has(l.run) && state.runs.get(l.run)?.record?.phase !== 'finished';
 }
 
 /** Before environment.json recorded it: the source of the newest receipt. */

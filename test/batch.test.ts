@@ -6,10 +6,21 @@
  * are counted with marker files the units append to.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { command, GIT_ENV, git, makeRepo, nyl, nylJson, startNyl, tempDir, waitForFile } from './helpers/repo.js';
+import {
+  command,
+  copyDir,
+  GIT_ENV,
+  git,
+  makeRepo,
+  nyl,
+  nylJson,
+  startNyl,
+  tempDir,
+  waitForFile,
+} from './helpers/repo.js';
 
 const ENVS = ['e1', 'e2', 'e3', 'e4'];
 
@@ -79,11 +90,8 @@ function failedGroup() {
 /** A group of four environments on a bare remote over file://, each with app failed (a copy of failedGroup()). */
 async function setup() {
   const made = await failedGroup();
-  const root = tempDir('nyl-batch-');
-  cpSync(made.root, root, { recursive: true });
-  const bare = join(root, 'remote.git');
-  const work = tempDir('nyl-batch-work-');
-  cpSync(made.work, work, { recursive: true });
+  const bare = join(copyDir(made.root, 'nyl-batch-'), 'remote.git');
+  const work = copyDir(made.work, 'nyl-batch-work-');
   git(work, 'remote', 'set-url', 'origin', `file://${bare}`);
   const marks = join(work, '.marks');
   const ctl = join(work, '.ctl');

@@ -171,19 +171,30 @@ describe('a race for one environment between processes and clones', () => {
     expect(showJson(bare, 'refs/nyl/dev/lease:lease.json')).toMatchObject({ state: 'released' });
   });
 
-  it('a fresh clone that read a landing write half done (its run ref still listed) still lands its transition', async () => {
-    // The first run notes its own run ref while its unit runs; its transition deletes that ref,
-    // and history starts with it (no parents), so nothing on the remote reaches that commit.
-    const unit = (run: string) => ({ 'nyl.yaml': ENV_DEV + command('race', run, { spec: { idempotent: true } }) });
-    const { bare, work, scratch } = withRemote(() => ({ 'nyl.yaml': ENV_DEV }));
+  /** The `race` unit running `run`, as a nyl.yaml. */
+  const raceUnit = (run: string) => ({ 'nyl.yaml': ENV_DEV + command('race', run, { spec: { idempotent: true } }) });
+
+  /**
+   * A first run that landed, whose unit noted the run's own ref and tip while it ran: its
+   * transition deleted that ref, and history starts with it (no parents), so nothing on the remote
+   * reaches that commit.
+   */
+  async function landedFirstRun() {
+    const remote = withRemote(() => ({ 'nyl.yaml': ENV_DEV }));
+    const { bare, work, scratch } = remote;
     const note = join(scratch, 'run-ref');
     const runRefs = `git --git-dir='${bare}' for-each-ref --format='%(objectname) %(refname)' refs/nyl/dev/runs/`;
-    commitFiles(work, unit(`${runRefs} > '${note}'`), 'a');
+    commitFiles(work, raceUnit(`${runRefs} > '${note}'`), 'a');
     git(work, 'push', '-q', 'origin', 'main');
     const first = await nyl(work, ['reconcile', '-e', 'dev']);
     expect(first.code, `${first.stdout}${first.stderr}`).toBe(0);
     const [tip, ref] = readFileSync(note, 'utf8').trim().split(' ') as [string, string];
     expect(refsOf(bare)).not.toContain(ref);
+    return { ...remote, tip, ref };
+  }
+
+  it('a fresh clone that read a landing write half done (its run ref still listed) still lands its transition', async () => {
+    const { bare, work, tip, ref } = await landedFirstRun();
 
     // What a fetch sees while git commits that write (it moves refs before it deletes any): the
     // lease released, the run ref still there. A fresh clone reads it at depth 1 and imports the
@@ -191,7 +202,7 @@ describe('a race for one environment between processes and clones', () => {
     git(bare, 'update-ref', ref, tip);
     const fresh = join(tempDir(), 'fresh');
     git(work, 'clone', '-q', `file://${bare}`, fresh);
-    commitFiles(fresh, unit(`git --git-dir='${bare}' update-ref -d ${ref}`), 'b');
+    commitFiles(fresh, raceUnit(`git --git-dir='${bare}' update-ref -d ${ref}`), 'b');
     const r = await nylJson<{ run: string; problems: { code: string }[] }>(fresh, ['reconcile', '-e', 'dev']);
     expect(readFileSync(join(fresh, '.git', 'shallow'), 'utf8')).toContain(tip);
     expect(r.json.problems.map((p) => p.code)).not.toContain('NYL-REMOTE-REJECTED');
@@ -206,16 +217,7 @@ describe('a race for one environment between processes and clones', () => {
   });
 
   it('a clone that read a landing write half done reads the refs once more and does not import the run that landed', async () => {
-    const unit = (run: string) => ({ 'nyl.yaml': ENV_DEV + command('race', run, { spec: { idempotent: true } }) });
-    const { bare, work, scratch } = withRemote(() => ({ 'nyl.yaml': ENV_DEV }));
-    const note = join(scratch, 'run-ref');
-    const runRefs = `git --git-dir='${bare}' for-each-ref --format='%(objectname) %(refname)' refs/nyl/dev/runs/`;
-    commitFiles(work, unit(`${runRefs} > '${note}'`), 'a');
-    git(work, 'push', '-q', 'origin', 'main');
-    const first = await nyl(work, ['reconcile', '-e', 'dev']);
-    expect(first.code, `${first.stdout}${first.stderr}`).toBe(0);
-    const [tip, ref] = readFileSync(note, 'utf8').trim().split(' ') as [string, string];
-    expect(refsOf(bare)).not.toContain(ref);
+    const { bare, work, scratch, tip, ref } = await landedFirstRun();
 
     // Another clone's first fetch sees what a fetch sees while git commits a landing write (it
     // moves refs before it deletes any): the lease released by the first run, its run ref listed.
@@ -233,7 +235,7 @@ describe('a race for one environment between processes and clones', () => {
       { mode: 0o755 },
     );
     git(other, 'config', 'remote.origin.uploadpack', wrapper);
-    commitFiles(other, unit('true'), 'b');
+    commitFiles(other, raceUnit('true'), 'b');
     type R = { rows: { unit: string; result: string }[]; stats: { remoteRoundTrips: number } };
     const r = await nylJson<R>(other, ['reconcile', '-e', 'dev']);
     expect(r.code, r.stdout).toBe(0);
@@ -248,7 +250,7 @@ describe('a race for one environment between processes and clones', () => {
     expect(refsOf(bare).filter((x) => x.includes('/runs/'))).toEqual([]);
 
     // An untorn read of the same change costs one round trip less.
-    commitFiles(other, unit('true # c'), 'c');
+    commitFiles(other, raceUnit('true # c'), 'c');
     const plain = await nylJson<R>(other, ['reconcile', '-e', 'dev']);
     expect(plain.code, plain.stdout).toBe(0);
     expect(lines(calls)).toHaveLength(3);

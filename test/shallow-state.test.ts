@@ -13,7 +13,18 @@ import { shallowCommits } from '../src/core/git/shallow.js';
 import { LocalBackend } from '../src/core/state/backend.js';
 import { RemoteBackend } from '../src/core/state/remote-backend.js';
 import { type GitHttpServer, makeBareRepo, startGitHttpServer } from './helpers/http-git.js';
-import { command, commitFiles, ENV_DEV, GIT_ENV, git, makeRepo, nylJson, sleep, tempDir } from './helpers/repo.js';
+import {
+  command,
+  commitFiles,
+  copyDir,
+  ENV_DEV,
+  GIT_ENV,
+  git,
+  makeRepo,
+  nylJson,
+  sleep,
+  tempDir,
+} from './helpers/repo.js';
 
 let server: GitHttpServer;
 beforeAll(async () => {
@@ -75,8 +86,7 @@ async function seeded(remote: Remote): Promise<string> {
   }
   rmSync(remote.bare, { recursive: true, force: true });
   cpSync(template.bare, remote.bare, { recursive: true });
-  const dir = tempDir();
-  cpSync(template.dir, dir, { recursive: true });
+  const dir = copyDir(template.dir);
   git(dir, 'remote', 'set-url', 'origin', remote.url);
   return dir;
 }

@@ -6,10 +6,10 @@
  * `nyl state forget` are the ways out; the fixes printed work when pasted.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { command, commitFiles, ENV_DEV, GIT_ENV, makeRepo, nyl, parseTable, tempDir } from './helpers/repo.js';
+import { command, commitFiles, copyDir, ENV_DEV, GIT_ENV, makeRepo, nyl, parseTable, tempDir } from './helpers/repo.js';
 
 const LOCAL = ['-e', 'dev', '--local'];
 
@@ -42,10 +42,7 @@ async function reconciled(): Promise<Env> {
     expect((await nyl(e.dir, ['reconcile', ...LOCAL])).code).toBe(0);
     return e;
   })();
-  const template = await reconciledOnce;
-  const dir = tempDir();
-  cpSync(template.dir, dir, { recursive: true });
-  return { dir };
+  return { dir: copyDir((await reconciledOnce).dir) };
 }
 
 function runs(e: Env, unit: string): number {

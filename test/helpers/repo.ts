@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll } from 'vitest';
@@ -157,6 +157,13 @@ export function command(name: string, run: string, extra: Record<string, unknown
 export function tempDir(prefix = 'nyl-test-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
   made.push(d);
+  return d;
+}
+
+/** A copy of `dir` in a fresh temporary folder: what a file prepared once, each test gets its own of. */
+export function copyDir(dir: string, prefix = 'nyl-test-'): string {
+  const d = tempDir(prefix);
+  cpSync(dir, d, { recursive: true });
   return d;
 }
 

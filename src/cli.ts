@@ -63,12 +63,15 @@ const beforeMain = (signal: NodeJS.Signals) => {
 };
 process.on('SIGINT', beforeMain);
 process.on('SIGTERM', beforeMain);
-startEarlyFetch(process.argv.slice(2), process.cwd());
-// Tests hold nyl here to signal it while it loads.
-const hold = Number(process.env.NYL_TEST_LOAD_DELAY_MS);
-if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
-const { main } = await import('./cli/main.js');
-if (phase === 'loading') {
+
+/** Loads the rest of nyl while the early fetch is out, then hands over to main(). */
+async function start(): Promise<void> {
+  startEarlyFetch(process.argv.slice(2), process.cwd());
+  // Tests hold nyl here to signal it while it loads.
+  const hold = Number(process.env.NYL_TEST_LOAD_DELAY_MS);
+  if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+  const { main } = await import('./cli/main.js');
+  if (phase !== 'loading') return;
   phase = 'main';
   main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd() }).then(
     exit,
@@ -79,3 +82,6 @@ if (phase === 'loading') {
   process.off('SIGINT', beforeMain);
   process.off('SIGTERM', beforeMain);
 }
+
+// No top-level await: the bundle is CommonJS (dist/cli.cjs), run by the loader (cli-loader.ts).
+start().catch(internal);

@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{runSiteAction}from"../chunks/chunk-W3RPHH63.js";import"../chunks/chunk-DJXJYSSY.js";import"../chunks/chunk-KYJAHFLY.js";import"../chunks/chunk-4DV5DKFB.js";import"../chunks/chunk-KXRTOHDZ.js";import"../chunks/chunk-QTXVC7JI.js";import"../chunks/chunk-X3ZV4ZEW.js";import"../chunks/chunk-2TV5WAEG.js";import"../chunks/chunk-7LAZTHDZ.js";import"../chunks/chunk-7YUV376Z.js";import"../chunks/chunk-LZFMISIS.js";import"../chunks/chunk-DS7E4AOL.js";import"../chunks/chunk-NQ7DRWSZ.js";import"../chunks/chunk-NEFAFMKQ.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();await runSiteAction();
+import{runSiteAction}from"../chunks/chunk-Q5YBEL47.js";import"../chunks/chunk-545CLEYT.js";import"../chunks/chunk-VI5SDV4Y.js";import"../chunks/chunk-LH2AN4EJ.js";import"../chunks/chunk-GKXOTNZY.js";import"../chunks/chunk-U6O4EEAX.js";import{init_define_NYL_YAML_MODULES}from"../chunks/chunk-WHNAJYLB.js";init_define_NYL_YAML_MODULES();await runSiteAction();

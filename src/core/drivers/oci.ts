@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { DesiredUnit } from '../resolve/desired.js';
 import { notStartedResult } from './command.js';
@@ -111,7 +112,6 @@ async function digestOf(
       : { error: `docker buildx imagetools inspect printed no digest: ${lastLines(ctx.mask(r.stdout), 2)}` };
   }
   // The raw manifest's sha256 is the digest the registry serves it under.
-  const { createHash } = await import('node:crypto');
   return { digest: `sha256:${createHash('sha256').update(r.stdout).digest('hex')}` };
 }
 

@@ -228,8 +228,9 @@ function failureText(tail: string): string {
     ...new Set(
       tail
         .split('\n')
-        .filter((l) => /^[│\s]*Error: /.test(l))
-        .map((l) => l.replace(/^[│\s]*/, '').trim()),
+        // \u2502: the bar terraform draws down its error boxes.
+        .filter((l) => /^[\u2502\s]*Error: /.test(l))
+        .map((l) => l.replace(/^[\u2502\s]*/, '').trim()),
     ),
   ];
   const last = lastLines(tail, 5);

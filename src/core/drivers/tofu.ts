@@ -97,7 +97,8 @@ export function stateLock(text: string): StateLock | undefined {
   const field = (name: string) =>
     new RegExp(`(?:^|\\n)[\\s│]*${name}:[ \\t]+([^\\n│]+)`).exec(info)?.[1]?.trim() || undefined;
   // The http backend names the holder's lock in its message; its Lock Info is the failed attempt's own.
-  const httpId = /HTTP remote state already locked:[\s│]*ID=([^\s│]+)/.exec(plain)?.[1];
+  // \u2502 is the bar terraform draws down its error boxes (escaped: the CLI bundle is ASCII).
+  const httpId = /HTTP remote state already locked:[\s\u2502]*ID=([^\s\u2502]+)/.exec(plain)?.[1];
   const id = httpId ?? field('ID');
   if (!id) return undefined;
   // The local backend locks the state file itself (an OS lock, gone with its process): its

@@ -207,6 +207,18 @@ export class GitRepo {
     return r.code === 0;
   }
 
+  /**
+   * How `a` stands to `b` in one process (where two `merge-base --is-ancestor` took two): the
+   * best common ancestors of an ancestor and its descendant are that ancestor alone.
+   */
+  async relation(a: string, b: string): Promise<'same' | 'ancestor' | 'descendant' | 'unrelated'> {
+    if (a === b) return 'same';
+    const r = await runGit(['merge-base', '--all', a, b], { cwd: this.root });
+    const bases = r.code === 0 ? r.stdout.toString('utf8').trim().split('\n') : [];
+    if (bases.length !== 1) return 'unrelated';
+    return bases[0] === a ? 'ancestor' : bases[0] === b ? 'descendant' : 'unrelated';
+  }
+
   // ---- writing -------------------------------------------------------------------------
 
   /** Hashes objects now; `flush` stores the ones git does not have yet in one process. */

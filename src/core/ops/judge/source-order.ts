@@ -43,8 +43,9 @@ export async function sourceOrder(
         why: 'this clone is shallow and the history since both commits could not be fetched',
       };
   }
-  if (await repo.isAncestor(source, recorded)) return { kind: 'older', recorded };
-  if (await repo.isAncestor(recorded, source)) return { kind: 'newer' };
+  const relation = await repo.relation(source, recorded);
+  if (relation === 'ancestor') return { kind: 'older', recorded };
+  if (relation === 'descendant') return { kind: 'newer' };
   return { kind: 'diverged', recorded };
 }
 

@@ -1,4 +1,0 @@
-#!/usr/bin/env node
-import { createRequire as __nylCreateRequire } from 'node:module';
-const require = __nylCreateRequire(import.meta.url);
-import{Deployments}from"./chunk-ELAXRTG4.js";import{DeploymentRun}from"./chunk-V5Y4LJPZ.js";import{saveState,warning}from"./chunk-7LAZTHDZ.js";import{masker}from"./chunk-LZFMISIS.js";import{init_define_NYL_YAML_MODULES}from"./chunk-JLTJPHSJ.js";init_define_NYL_YAML_MODULES();function deploymentStep(octokit,target,plan){return new DeploymentRun(actionDeployments(octokit,target),plan,{started:id=>saveState("deployment",String(id)),done:()=>saveState("deployment-done","true")})}function actionDeployments(octokit,target){return new Deployments(octokit,target,message=>warning(masker.mask(message),{title:"NYL-DEPLOYMENT"}))}export{deploymentStep,actionDeployments};

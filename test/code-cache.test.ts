@@ -1,0 +1,71 @@
+/**
+ * The CLI's code cache (src/cli-loader.ts): V8's compiled code for dist/cli.cjs, kept per user under
+ * $XDG_CACHE_HOME/nyl/. Written once by the first command of a build, used as it is by the next,
+ * written anew when V8 refuses it (a corrupt file), never written with NYL_CACHE=0, and a cache
+ * that cannot be written changes nothing a command prints or exits with.
+ */
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { command, ENV_DEV, makeRepo, nyl, tempDir } from './helpers/repo.js';
+
+const CONFIG = ENV_DEV + command('hello', 'echo hi');
+
+function caches(home: string): string[] {
+  try {
+    return readdirSync(join(home, 'nyl'));
+  } catch {
+    return [];
+  }
+}
+
+async function planIn(repo: string, env: Record<string, string>) {
+  const r = await nyl(repo, ['plan', '-e', 'dev', '--local'], env);
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^UNIT +KIND +RESULT +DETAIL\nhello +Command +execute +new unit\n/);
+  return r.stdout;
+}
+
+describe('the code cache of the CLI', () => {
+  const repo = makeRepo({ 'nyl.yaml': CONFIG });
+
+  it('is written once per build, private to the user, then used as it is', async () => {
+    const home = tempDir('nyl-xdg-');
+    const env = { XDG_CACHE_HOME: home };
+    const first = await planIn(repo, env);
+    const [file, ...more] = caches(home);
+    expect(more).toEqual([]);
+    expect(file).toMatch(new RegExp(`^code-[0-9a-f]{16}-${process.version}-${process.arch}\\.bin$`));
+    const path = join(home, 'nyl', file as string);
+    expect(statSync(join(home, 'nyl')).mode & 0o777).toBe(0o700);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const written = statSync(path).mtimeMs;
+    expect(await planIn(repo, env)).toBe(first);
+    expect(statSync(path).mtimeMs).toBe(written);
+    expect(caches(home)).toEqual([file]);
+  });
+
+  it('one V8 refuses (a corrupt file) is written anew; the command does as it would have', async () => {
+    const home = tempDir('nyl-xdg-');
+    const env = { XDG_CACHE_HOME: home };
+    const expected = await planIn(repo, env);
+    const [file] = caches(home);
+    const path = join(home, 'nyl', file as string);
+    const good = readFileSync(path);
+    writeFileSync(path, Buffer.alloc(good.length, 7));
+    expect(await planIn(repo, env)).toBe(expected);
+    expect(readFileSync(path).equals(Buffer.alloc(good.length, 7))).toBe(false);
+    expect(readFileSync(path).length).toBeGreaterThan(100_000);
+  });
+
+  it('NYL_CACHE=0 writes none; a cache folder that cannot be made changes nothing', async () => {
+    const home = tempDir('nyl-xdg-');
+    const expected = await planIn(repo, { XDG_CACHE_HOME: home, NYL_CACHE: '0' });
+    expect(readdirSync(home)).toEqual([]);
+    // A file where the folder would be: nothing can be written under it.
+    writeFileSync(join(home, 'nyl'), 'not a folder');
+    expect(await planIn(repo, { XDG_CACHE_HOME: home })).toBe(expected);
+    expect(readFileSync(join(home, 'nyl'), 'utf8')).toBe('not a folder');
+  });
+});

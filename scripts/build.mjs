@@ -1,7 +1,17 @@
 // Bundles the CLI (and, later, the actions) into dist/, self-contained for Node 20+.
 // `--check` builds into a temporary folder and fails when dist/ differs from a fresh build.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -76,8 +86,8 @@ const YAML_BUNDLE = {
 
 /**
  * The CLI as one CommonJS file, `dist/cli.cjs` (its own copy of the core: a command loads one file,
- * and Node 20 caches compiled code for a script only), and `dist/cli.js`, the entry that runs it
- * with V8's code cache (src/cli-loader.ts), told the bundle's hash to name that cache by.
+ * and Node 20 caches compiled code for a script only), its hash on its first line, and
+ * `dist/cli.js`, the entry that runs it with V8's code cache (src/cli-loader.ts).
  */
 async function buildCli(out) {
   const cli = await build({
@@ -92,7 +102,8 @@ async function buildCli(out) {
     // ASCII (other characters escaped), which the entry reads as latin1: a one-byte string, read
     // and handed to V8 in a tenth of the time UTF-8 takes.
     charset: 'ascii',
-    define: { ...BUNDLE_OPTIONS.define, 'import.meta.url': '__nylImportMetaUrl' },
+    // yaml.cjs lies next to cli.cjs: look nowhere else (a stray one above dist/ would be taken).
+    define: { NYL_YAML_MODULES: JSON.stringify(['./yaml.cjs']), 'import.meta.url': '__nylImportMetaUrl' },
     metafile: true,
   });
   // Node 20 runs no import() from a vm.Script: every module must be in the file or required.
@@ -103,7 +114,10 @@ async function buildCli(out) {
     throw new Error(`dist/cli.cjs keeps import() of ${dynamic.map((i) => i.path).join(', ')}: import it statically`);
   const cjs = readFileSync(join(out, 'cli.cjs'));
   if (cjs.some((b) => b > 0x7f)) throw new Error('dist/cli.cjs is not ASCII: the entry reads it as latin1');
+  // Its first line names its content: the entry names the code cache by the file it reads, so a
+  // cli.js and a cli.cjs of different builds (a copy or a build half moved) never share one.
   const hash = createHash('sha256').update(cjs).digest('hex').slice(0, 16);
+  writeFileSync(join(out, 'cli.cjs'), Buffer.concat([Buffer.from(`/*nyl-cli ${hash}*/\n`), cjs]));
   await build({
     ...BUNDLE_OPTIONS,
     splitting: false,
@@ -112,7 +126,6 @@ async function buildCli(out) {
     outdir: undefined,
     chunkNames: undefined,
     banner: { js: '#!/usr/bin/env node' },
-    define: { NYL_CLI_HASH: JSON.stringify(hash) },
   });
 }
 
@@ -138,12 +151,11 @@ async function buildDist() {
   await buildCli(out);
 
   // Bundles are ES modules: say so next to them, whatever package.json surrounds dist/.
-  (await import('node:fs')).writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
+  writeFileSync(join(out, 'package.json'), '{ "type": "module" }\n');
 
   // The JSON Schemas of nyl.yaml (for editors) and of --json output, generated from the zod schemas
   // by the CLI just built.
   const { execFileSync } = await import('node:child_process');
-  const { writeFileSync } = await import('node:fs');
   for (const [file, args] of [
     ['schema/nyl.schema.json', ['schema']],
     ['schema/nyl.report.schema.json', ['schema', '--report']],

@@ -1,59 +1,101 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 
 /**
- * `nyl` is started as a new process for every command, and parsing its bundle was a tenth of a
- * short command's time. This entry runs the CLI bundle (cli.cjs, CommonJS: Node 20 can cache
- * compiled code for a script, not for an ES module) with V8's code cache for it, kept per user
- * in `$XDG_CACHE_HOME/nyl/` (else `~/.cache/nyl/`). The file is named for the bundle's content
- * (its hash, set at build time), the Node version and the architecture; V8 checks it again and
- * refuses one that does not fit, which is then written anew. It is written once, when the first
- * command of a build exits, whole or not at all. `NYL_CACHE=0` turns it off. A cache that cannot be
- * read or written only makes nyl slower, never fail.
+ * `nyl` is started as a new process for every command, and compiling its bundle was a sixth of a
+ * short command's CPU. This entry runs the CLI bundle (cli.cjs, CommonJS: Node 20 can cache compiled
+ * code for a script, not for an ES module) with V8's code cache for it, kept per user in
+ * `$XDG_CACHE_HOME/nyl/` (else `~/.cache/nyl/`). The file is named for the bundle's content (the
+ * hash the build writes on its first line, and its size), the Node version and the architecture.
+ * It is written once, when the first command of a build exits, whole (a temporary file renamed
+ * over it) or not at all. V8 checks its header and, asked to here, its checksum: a file that does
+ * not fit or was damaged is refused, and written anew. Only a regular file or folder of this user's
+ * that no one else may write is used. `NYL_CACHE=0` turns it off. A cache that cannot be read or
+ * written only makes nyl slower, never fail.
  */
-declare const NYL_CLI_HASH: string;
-
 const KEEP = 4;
+const STALE_TMP_MS = 3_600_000;
+/** The bundle's first line, written by scripts/build.mjs. */
+const HASH_LINE = /^\/\*nyl-cli ([0-9a-f]{16})\*\/\n/;
+
 const bundle = fileURLToPath(new URL('./cli.cjs', import.meta.url));
-const cacheFile = codeCacheFile();
-const cached = readCache(cacheFile);
 // ASCII by build (scripts/build.mjs), so read as latin1: a one-byte string, no UTF-8 decoding.
+const text = readFileSync(bundle, 'latin1');
+const hash = HASH_LINE.exec(text)?.[1];
+const cacheFile = hash ? codeCacheFile(hash, text.length) : undefined;
+const cached = readCache(cacheFile);
+// Without it V8 trusts a cache whose header fits: a damaged body would crash every command. Set
+// whether or not there is a cache: V8 refuses a cache written under other flags.
+setFlagsFromString('--verify-snapshot-checksum');
 // Wrapped as Node wraps a CommonJS module, on the bundle's first line (stack traces keep its lines),
 // and strict as the ES modules it was built from.
-const source = `(function (exports, require, module, __filename, __dirname) {'use strict';${readFileSync(bundle, 'latin1')}\n})`;
+const source = `(function (exports, require, module, __filename, __dirname) {'use strict';${text}\n})`;
 const script = new Script(source, { filename: bundle, cachedData: cached });
 if (cacheFile && (!cached || script.cachedDataRejected)) process.once('exit', () => writeCache(cacheFile, script));
+// The build the derived cache keys its entries by (src/core/git/derived-cache.ts).
+(globalThis as Record<symbol, unknown>)[Symbol.for('nyl.build')] = hash;
 const cjs = { exports: {} };
 script.runInThisContext()(cjs.exports, createRequire(bundle), cjs, bundle, dirname(bundle));
 
-function codeCacheFile(): string | undefined {
+function codeCacheFile(bundleHash: string, length: number): string | undefined {
   const env = process.env;
   if (env.NYL_CACHE === '0' || env.NYL_CACHE === 'off') return undefined;
   try {
-    const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
-    return join(base, 'nyl', `code-${NYL_CLI_HASH}-${process.version}-${process.arch}.bin`);
+    // A relative base would put the cache in whatever folder nyl runs in (XDG says: ignore it).
+    const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
+    if (!isAbsolute(base)) return undefined;
+    const name = `code-${bundleHash}-${length}-${process.version}-${process.arch}.bin`;
+    return join(base, 'nyl', name);
   } catch {
     return undefined;
   }
 }
 
+/** This user's, written by no one else: V8 runs what the cache holds. */
+function ownedAlone(st: { uid: number; mode: number }): boolean {
+  return (process.getuid === undefined || st.uid === process.getuid()) && (st.mode & 0o022) === 0;
+}
+
 function readCache(file: string | undefined): Buffer | undefined {
+  if (!file) return undefined;
+  let fd: number | undefined;
   try {
-    return file ? readFileSync(file) : undefined;
+    if (!ownedAlone(statSync(dirname(file)))) return undefined;
+    // Opened without blocking and checked before reading: a FIFO or a device would hang nyl.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size === 0 || !ownedAlone(st)) return undefined;
+    return readFileSync(fd);
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
 /** At exit, so that what this command compiled lazily is in it too. */
 function writeCache(file: string, compiled: Script): void {
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    if (!ownedAlone(statSync(dirname(file)))) return;
     writeFileSync(tmp, compiled.createCachedData(), { mode: 0o600 });
     renameSync(tmp, file);
     prune(dirname(file));
@@ -66,11 +108,13 @@ function writeCache(file: string, compiled: Script): void {
   }
 }
 
-/** Keeps the newest KEEP caches: other builds and Node versions used by the same person. */
+/** Keeps the newest KEEP caches (other builds and Node versions); drops what killed writers left. */
 function prune(dir: string): void {
-  const caches = readdirSync(dir).filter((f) => f.startsWith('code-') && f.endsWith('.bin'));
-  if (caches.length <= KEEP) return;
-  const dated = caches.map((f) => ({ f, t: statSync(join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }));
-  dated.sort((a, b) => b.t - a.t);
-  for (const { f } of dated.slice(KEEP)) rmSync(join(dir, f), { force: true });
+  const now = Date.now();
+  const dated = readdirSync(dir)
+    .filter((f) => f.startsWith('code-'))
+    .map((f) => ({ f, t: statSync(join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }));
+  for (const { f, t } of dated) if (f.endsWith('.tmp') && now - t > STALE_TMP_MS) rmSync(join(dir, f), { force: true });
+  const caches = dated.filter(({ f }) => f.endsWith('.bin')).sort((a, b) => b.t - a.t);
+  for (const { f } of caches.slice(KEEP)) rmSync(join(dir, f), { force: true });
 }

@@ -14,7 +14,7 @@ import { helperStats, launchTool, useToolHelpers } from '../src/core/proc/spawne
 import { groupsListedIn, watchdogStateFile } from '../src/core/proc/watchdog.js';
 import { Cancellation } from '../src/core/util/cancel.js';
 import { masker } from '../src/core/util/mask.js';
-import { tempDir, waitForFile } from './helpers/repo.js';
+import { sleep, tempDir, waitForFile } from './helpers/repo.js';
 
 const run = (script: string, more: Partial<ProcessOptions> = {}) =>
   runProcess({ script, cwd: tempDir('nyl-tool-'), timeoutMs: 30_000, ...more });
@@ -28,11 +28,26 @@ function procFacts(pid: number): { pgrp: number; ignored: bigint } {
 }
 
 /** The signals a process ignores and blocks, from /proc. */
-const signalMasks = (pid: number): string =>
+const readMasks = (pid: number): string =>
   readFileSync(`/proc/${pid}/status`, 'utf8')
     .split('\n')
     .filter((l) => /^Sig(Ign|Blk):/.test(l))
     .join('\n');
+
+/**
+ * The masks of a script once it settled: bash blocks SIGINT and SIGTERM for an instant around each
+ * fork (the `sleep 30 &`), so one read can land in that instant. Two reads 50 ms apart that agree.
+ */
+async function signalMasks(pid: number): Promise<string> {
+  let last = readMasks(pid);
+  for (let i = 0; i < 40; i++) {
+    await sleep(50);
+    const now = readMasks(pid);
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
 
 afterEach(() => useToolHelpers(true));
 
@@ -131,7 +146,7 @@ describe('tools started by the helpers', () => {
       await waitForFile(join(ctl, 'pid'));
       const pid = Number(readFileSync(join(ctl, 'pid'), 'utf8'));
       expect(procFacts(pid).ignored & 0b10n, `SIGINT ignored (helpers: ${helpers})`).toBe(0n);
-      masks[String(helpers)] = signalMasks(pid);
+      masks[String(helpers)] = await signalMasks(pid);
       cancellation.cancel('SIGINT');
       expect(await p).toMatchObject({ started: true, cancelled: true, exitCode: 5, tail: 'got INT\n' });
     }

@@ -47,7 +47,7 @@ export class Session {
     this.state = tempDir('nyl-tutorial-shell-');
     const bin = join(tempDir('nyl-tutorial-bin-'), 'bin');
     mkdirSync(bin);
-    // The CLI from a copy of dist/, so that another build of dist/ cannot swap chunks under it.
+    // The CLI from a copy of dist/, so that another build of dist/ cannot swap files under it.
     const dist = join(dirname(bin), 'dist');
     cpSync(join(ROOT, 'dist'), dist, { recursive: true });
     writeFileSync(join(bin, 'nyl'), `#!/bin/sh\nexec node ${dist}/cli.js "$@"\n`);

@@ -68,9 +68,12 @@ export class DerivedCache {
   }
 }
 
-/** Which nyl this is: the running script and this module, as files (a rebuild changes both). */
+/**
+ * Which nyl this is: the CLI bundle's hash where its entry (cli-loader.ts) said it, and the running
+ * script and this module, as files (a rebuild changes both).
+ */
 function buildId(): string {
-  const parts: string[] = [];
+  const parts: string[] = [String((globalThis as Record<symbol, unknown>)[Symbol.for('nyl.build')] ?? '')];
   for (const path of [process.argv[1], safePath(import.meta.url)]) {
     const st = path ? statSync(path, { throwIfNoEntry: false }) : undefined;
     parts.push(`${path}:${st?.size ?? ''}:${st?.mtimeMs ?? ''}`);

@@ -24,6 +24,9 @@ import { crc32, packDirOf, writePackFiles } from './pack-files.js';
 import { looksLikeStateCommit, shallowCommits } from './shallow.js';
 import { storageCode, storageCodeInGit, storageFailure } from './storage-failure.js';
 
+/** A full object id as git prints it (SHA-1 or SHA-256). */
+const FULL_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
 export class GitError extends Error {
   constructor(
     message: string,
@@ -213,6 +216,11 @@ export class GitRepo {
    */
   async relation(a: string, b: string): Promise<'same' | 'ancestor' | 'descendant' | 'unrelated'> {
     if (a === b) return 'same';
+    // merge-base prints full ids: a name given otherwise (short, a tag) is compared ancestor-wise.
+    if (!FULL_ID.test(a) || !FULL_ID.test(b)) {
+      if (await this.isAncestor(a, b)) return 'ancestor';
+      return (await this.isAncestor(b, a)) ? 'descendant' : 'unrelated';
+    }
     const r = await runGit(['merge-base', '--all', a, b], { cwd: this.root });
     const bases = r.code === 0 ? r.stdout.toString('utf8').trim().split('\n') : [];
     if (bases.length !== 1) return 'unrelated';

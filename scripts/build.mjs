@@ -40,6 +40,24 @@ const zodEnglishOnly = {
 };
 
 /**
+ * `@actions/core` reaches undici (its HTTP stack, most of an action's code) only through its OIDC
+ * client, which Nyl never uses (`getIDToken`): the bundles get a stand-in that says so, and an action
+ * step loads undici only with the GitHub API client, when it calls the API.
+ */
+const actionsCoreWithoutOidc = {
+  name: 'actions-core-without-oidc',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/oidc-utils\.js$/ }, (args) =>
+      args.importer.includes(`${sep}@actions${sep}core${sep}`) ? { path: 'oidc-utils', namespace: 'no-oidc' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'no-oidc' }, () => ({
+      contents:
+        "export class OidcClient { static async getIDToken() { throw new Error('getIDToken is not in nyl: its bundles leave out the OIDC client of @actions/core'); } }",
+    }));
+  },
+};
+
+/**
  * How every bundle is built (exported so a benchmark can build its floor, e.g. a hello-world
  * `@actions/core` bundle, exactly the same way).
  */
@@ -61,7 +79,7 @@ export const BUNDLE_OPTIONS = {
   minifySyntax: true,
   logLevel: 'warning',
   charset: 'utf8',
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, actionsCoreWithoutOidc],
   // `nyl init` writes workflows made from examples/workflows/*.yml: their text is embedded, so the
   // shipped examples stay the one source and an installed nyl (no examples/ next to it) has them.
   loader: { '.yml': 'text' },

@@ -1,5 +1,4 @@
 import * as core from '@actions/core';
-import { context, getOctokit } from '@actions/github';
 import { plan } from '../core/ops/plan/plan.js';
 import type { ResourcePlanning } from '../core/ops/plan/resources.js';
 import { listEnvironments } from '../core/ops/status/environments.js';
@@ -16,6 +15,12 @@ import { planComment, type Repo, upsertPlanComment } from './pr-plan.js';
 import { jobSummary } from './summary.js';
 
 /**
+ * The GitHub client, loaded when a step needs it: its HTTP stack is most of an action's code, and
+ * the other actions import this module (planMissing) without calling the API.
+ */
+type GitHub = typeof import('@actions/github');
+
+/**
  * The plan action: plans each environment given from the checked-out configuration (a pull
  * request's) against its recorded state, writing nothing under refs/nyl/ and running no unit
  * script; on a pull request, keeps one comment per environment up to date with the plan and its
@@ -24,6 +29,7 @@ import { jobSummary } from './summary.js';
 export async function runPlanAction(): Promise<void> {
   const inputs = inputsOrFail(() => readInputs('plan'));
   if (!inputs) return;
+  const gh: GitHub = await import('@actions/github');
   useToken(inputs.token);
   const given = [...new Set([...(inputs.environment ? [inputs.environment] : []), ...inputs.environments])];
   const plans: RunReport[] = [];
@@ -41,7 +47,7 @@ export async function runPlanAction(): Promise<void> {
       const order = (await listEnvironments(ctx)).facts.find(([k]) => k === 'environments')?.[1] as string[];
       setOutput('environments', JSON.stringify(order));
       const envs = given.length ? given : order;
-      const resources = resourcePlanning(inputs);
+      const resources = resourcePlanning(inputs, gh.context);
       for (const environment of envs)
         try {
           plans.push(await plan(ctx, { environment, asNewWhenUnreachable: true, resources }));
@@ -52,7 +58,7 @@ export async function runPlanAction(): Promise<void> {
     } finally {
       ctx.repo.close();
     }
-    await publish(plans, inputs);
+    await publish(plans, inputs, gh);
     annotate([...failures, ...plans.flatMap((p) => p.problems)]);
     setPlanOutputs(plans);
     if (process.env.GITHUB_STEP_SUMMARY)
@@ -80,7 +86,7 @@ export async function runPlanAction(): Promise<void> {
  * asks, never under pull_request_target, and not for a pull request from a fork (its code is not
  * the repository's, and the job has none of its secrets): those are planned at the unit level.
  */
-export function resourcePlanning(inputs: Inputs<'plan'>): ResourcePlanning {
+export function resourcePlanning(inputs: Inputs<'plan'>, context: GitHub['context']): ResourcePlanning {
   if (!inputs['resource-plans'])
     return { run: false, why: 'this plan job does not run terraform or tofu (input resource-plans: true)' };
   if (context.eventName === 'pull_request_target') {
@@ -103,7 +109,7 @@ export function resourcePlanning(inputs: Inputs<'plan'>): ResourcePlanning {
 }
 
 /** On a pull request: one comment per environment, updated in place. */
-async function publish(plans: RunReport[], inputs: Inputs<'plan'>): Promise<void> {
+async function publish(plans: RunReport[], inputs: Inputs<'plan'>, { context, getOctokit }: GitHub): Promise<void> {
   const pr = context.payload.pull_request?.number as number | undefined;
   if (!pr || !inputs.comment) return;
   const token = inputs.token || process.env.GITHUB_TOKEN || '';

@@ -1,5 +1,4 @@
 import * as core from '@actions/core';
-import { context, getOctokit } from '@actions/github';
 import { leaseBreak } from '../core/ops/lease/break.js';
 import { noLookup } from '../core/ops/lease/github-job.js';
 import { plan } from '../core/ops/plan/plan.js';
@@ -17,15 +16,19 @@ import { parseDuration } from '../core/util/duration.js';
 import { Exit, NylError, type Problem } from '../core/util/errors.js';
 import { masker } from '../core/util/mask.js';
 import type { DeploymentRun } from '../github/deployment-run.js';
-import { deploymentsClient } from '../github/deployments.js';
-import { actionsJobLookup, currentJob } from '../github/jobs.js';
-import { deploymentStep } from './deployment-step.js';
 import { syncDriftIssue } from './drift-issue.js';
 import { annotate, setOutput, useActorIdentity, useToken, workflowRunUrl } from './face.js';
 import { type ActionName, type Inputs, inputsOrFail, readInputs } from './inputs.js';
 import { planMissing } from './plan-action.js';
 import { planComment, replyWithPlan, reviewedOf, reviewedPlan } from './pr-plan.js';
 import { jobSummary, opSummary, unitAnnotations } from './summary.js';
+
+/**
+ * The GitHub API client and what is built on it, loaded when a step calls the API: its HTTP stack
+ * is most of an action's code, parsed and evaluated at every start (60 ms of a step's CPU here).
+ */
+const github = () => import('@actions/github');
+const jobs = () => import('../github/jobs.js');
 
 const RESULTS = [
   'executed',
@@ -159,7 +162,7 @@ async function workspaceOf(
 ): Promise<OpContext> {
   // Which job holds the lease, recorded with it: a later run asks the API whether it finished.
   if (apiToken && (name === 'reconcile' || name === 'recover')) {
-    const job = await currentJob(apiToken);
+    const job = await (await jobs()).currentJob(apiToken);
     setCurrentJob(job);
     // The deployment's log is the job's page when the API names it (else the run's).
     if (job?.jobUrl) deployment?.logsAt(job.jobUrl);
@@ -176,7 +179,7 @@ async function workspaceOf(
     {
       cancellation,
       jobLookup: apiToken
-        ? actionsJobLookup(apiToken)
+        ? async (job) => (await jobs()).actionsJobLookup(apiToken)(job)
         : noLookup('no token to ask the Actions API with: pass the token input (it needs actions: read)'),
       onEvent: (e) => {
         if (e.type === 'unit-start') core.info(`nyl: ${e.unit} (${e.kind}) started`);
@@ -248,7 +251,7 @@ export async function runAction(name: Exclude<ActionName, 'plan'>): Promise<void
   if (!inputs) return;
   const { cancellation, unlisten } = prepareStep(name, inputs);
   const apiToken = inputs.token || process.env.GITHUB_TOKEN || '';
-  const deployment = name === 'reconcile' ? deploymentOf(inputs as Inputs<'reconcile'>, apiToken) : undefined;
+  const deployment = name === 'reconcile' ? await deploymentOf(inputs as Inputs<'reconcile'>, apiToken) : undefined;
   let ctx: OpContext | undefined;
   try {
     ctx = await workspaceOf(name, inputs, cancellation, apiToken, deployment);
@@ -284,6 +287,7 @@ async function driftAlerts(
     });
     return;
   }
+  const { context, getOctokit } = await github();
   const { owner, repo } = context.repo;
   try {
     const r = await syncDriftIssue(
@@ -329,6 +333,7 @@ async function reconcileReviewed(
   const env = opts.environment;
   const token = inputs.token || process.env.GITHUB_TOKEN || '';
   if (!token) throw planMissing(env, 'there is no token to read the pull request with (input token or GITHUB_TOKEN)');
+  const { context, getOctokit } = await github();
   const octokit = getOctokit(token);
   const sha = process.env.GITHUB_SHA || (await ctx.repo.readCommit('HEAD'))?.oid || '';
   const reviewed = await reviewedPlan(octokit, context.repo, sha, env).catch((e: unknown) => {
@@ -367,7 +372,7 @@ async function reconcileReviewed(
 }
 
 /** With `deployments: true`: the deployment this job keeps (a warning instead when there is no token). */
-function deploymentOf(inputs: Inputs<'reconcile'>, token: string): DeploymentRun | undefined {
+async function deploymentOf(inputs: Inputs<'reconcile'>, token: string): Promise<DeploymentRun | undefined> {
   if (!inputs.deployments) return undefined;
   if (!token) {
     core.warning('deployments needs a token (input token or GITHUB_TOKEN) with deployments: write', {
@@ -378,6 +383,11 @@ function deploymentOf(inputs: Inputs<'reconcile'>, token: string): DeploymentRun
   const environment = inputs['deployment-environment'] || inputs.environment;
   // The post step finishes a deployment the main step could not: it needs to know where.
   core.saveState('deployment-environment', environment);
+  const [{ context }, { deploymentsClient }, { deploymentStep }] = await Promise.all([
+    github(),
+    import('../github/deployments.js'),
+    import('./deployment-step.js'),
+  ]);
   const target = {
     ...context.repo,
     environment,

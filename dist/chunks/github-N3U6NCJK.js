@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createRequire as __nylCreateRequire } from 'node:module';
 const require = __nylCreateRequire(import.meta.url);
-import{context,getOctokit}from"./chunk-KT4CT7KR.js";import"./chunk-WHNAJYLB.js";export{context,getOctokit};
+import{context,getOctokit}from"./chunk-L7XZGDYP.js";import"./chunk-JLTJPHSJ.js";export{context,getOctokit};

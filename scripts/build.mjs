@@ -48,7 +48,9 @@ const actionsCoreWithoutOidc = {
   name: 'actions-core-without-oidc',
   setup(b) {
     b.onResolve({ filter: /^\.\/oidc-utils\.js$/ }, (args) =>
-      args.importer.includes(`${sep}@actions${sep}core${sep}`) ? { path: 'oidc-utils', namespace: 'no-oidc' } : undefined,
+      args.importer.includes(`${sep}@actions${sep}core${sep}`)
+        ? { path: 'oidc-utils', namespace: 'no-oidc' }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'no-oidc' }, () => ({
       contents:

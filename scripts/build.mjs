@@ -110,14 +110,12 @@ const YAML_BUNDLE = {
  * `dist/cli.js`, the entry that runs it with V8's code cache (src/cli-loader.ts).
  */
 async function buildCli(out) {
+  const oneFile = { ...BUNDLE_OPTIONS, splitting: false, outdir: undefined, chunkNames: undefined };
   const cli = await build({
-    ...BUNDLE_OPTIONS,
+    ...oneFile,
     format: 'cjs',
-    splitting: false,
     entryPoints: ['src/cli.ts'],
     outfile: join(out, 'cli.cjs'),
-    outdir: undefined,
-    chunkNames: undefined,
     banner: { js: "var __nylImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
     // ASCII (other characters escaped), which the entry reads as latin1: a one-byte string, read
     // and handed to V8 in a tenth of the time UTF-8 takes.
@@ -139,12 +137,9 @@ async function buildCli(out) {
   const hash = createHash('sha256').update(cjs).digest('hex').slice(0, 16);
   writeFileSync(join(out, 'cli.cjs'), Buffer.concat([Buffer.from(`/*nyl-cli ${hash}*/\n`), cjs]));
   await build({
-    ...BUNDLE_OPTIONS,
-    splitting: false,
+    ...oneFile,
     entryPoints: ['src/cli-loader.ts'],
     outfile: join(out, 'cli.js'),
-    outdir: undefined,
-    chunkNames: undefined,
     banner: { js: '#!/usr/bin/env node' },
   });
 }

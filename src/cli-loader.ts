@@ -1,22 +1,11 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
+import { cachesOff, keepNewest, writeWhole } from './core/util/cache-files.js';
 
 /**
  * `nyl` is started as a new process for every command, and compiling its bundle was a sixth of a
@@ -31,7 +20,6 @@ import { Script } from 'node:vm';
  * written only makes nyl slower, never fail.
  */
 const KEEP = 4;
-const STALE_TMP_MS = 3_600_000;
 /** The bundle's first line, written by scripts/build.mjs. */
 const HASH_LINE = /^\/\*nyl-cli ([0-9a-f]{16})\*\/\n/;
 
@@ -56,7 +44,7 @@ script.runInThisContext()(cjs.exports, createRequire(bundle), cjs, bundle, dirna
 
 function codeCacheFile(bundleHash: string, length: number): string | undefined {
   const env = process.env;
-  if (env.NYL_CACHE === '0' || env.NYL_CACHE === 'off') return undefined;
+  if (cachesOff(env)) return undefined;
   try {
     // A relative base would put the cache in whatever folder nyl runs in (XDG says: ignore it).
     const base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
@@ -92,29 +80,11 @@ function readCache(file: string | undefined): Buffer | undefined {
 
 /** At exit, so that what this command compiled lazily is in it too. */
 function writeCache(file: string, compiled: Script): void {
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (!ownedAlone(statSync(dirname(file)))) return;
-    writeFileSync(tmp, compiled.createCachedData(), { mode: 0o600 });
-    renameSync(tmp, file);
-    prune(dirname(file));
   } catch {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      // Nothing more to do: the next command tries again.
-    }
+    return;
   }
-}
-
-/** Keeps the newest KEEP caches (other builds and Node versions); drops what killed writers left. */
-function prune(dir: string): void {
-  const now = Date.now();
-  const dated = readdirSync(dir)
-    .filter((f) => f.startsWith('code-'))
-    .map((f) => ({ f, t: statSync(join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }));
-  for (const { f, t } of dated) if (f.endsWith('.tmp') && now - t > STALE_TMP_MS) rmSync(join(dir, f), { force: true });
-  const caches = dated.filter(({ f }) => f.endsWith('.bin')).sort((a, b) => b.t - a.t);
-  for (const { f } of caches.slice(KEEP)) rmSync(join(dir, f), { force: true });
+  if (writeWhole(file, compiled.createCachedData(), 0o600)) keepNewest(dirname(file), 'code-', KEEP);
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cachesOff, keepNewest, writeWhole } from '../util/cache-files.js';
 
 /**
  * What nyl derives from git objects — parsed and validated documents, tree listings — kept between
@@ -14,14 +15,12 @@ import { fileURLToPath } from 'node:url';
  */
 export class DerivedCache {
   private static readonly KEEP = 8;
-  private made = false;
   private build?: string;
 
   constructor(private readonly dir: string | undefined) {}
 
   static at(commonDir: string): DerivedCache {
-    const off = process.env.NYL_CACHE === '0' || process.env.NYL_CACHE === 'off';
-    return new DerivedCache(off ? undefined : join(commonDir, 'nyl', 'cache'));
+    return new DerivedCache(cachesOff() ? undefined : join(commonDir, 'nyl', 'cache'));
   }
 
   private file(kind: string, key: string): string {
@@ -42,29 +41,8 @@ export class DerivedCache {
 
   set(kind: string, key: string, value: unknown): void {
     if (!this.dir) return;
-    let tmp: string | undefined;
-    try {
-      if (!this.made) mkdirSync(this.dir, { recursive: true });
-      this.made = true;
-      const target = this.file(kind, key);
-      tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ key, value }));
-      renameSync(tmp, target);
-      this.prune(kind);
-    } catch {
-      // A cache that cannot be written is only slower; a part written (a full disk) goes.
-      if (tmp) rmSync(tmp, { force: true });
-    }
-  }
-
-  /** Keeps the newest KEEP entries of a kind (and removes temporary files a killed nyl left). */
-  private prune(kind: string): void {
-    const dir = this.dir as string;
-    const mine = readdirSync(dir).filter((f) => f.startsWith(`${kind}-`));
-    if (mine.length <= DerivedCache.KEEP) return;
-    const dated = mine.map((f) => ({ f, t: statSync(join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }));
-    dated.sort((a, b) => b.t - a.t);
-    for (const { f } of dated.slice(DerivedCache.KEEP)) rmSync(join(dir, f), { force: true });
+    if (writeWhole(this.file(kind, key), JSON.stringify({ key, value })))
+      keepNewest(this.dir, `${kind}-`, DerivedCache.KEEP);
   }
 }
 

@@ -25,8 +25,8 @@ describe('the action bundles', () => {
   it.each(ACTIONS)('%s loads no HTTP stack at start', (action) => {
     const files = loadedWith(join(DIST, action, 'index.js'));
     expect(files.size).toBeGreaterThan(1);
+    // Without the OIDC stand-in, @actions/core's import of @actions/http-client brings undici here.
     expect([...files].filter(([, text]) => text.includes('undici')).map(([f]) => f)).toEqual([]);
-    expect([...files.values()].some((t) => t.includes('ACTIONS_ID_TOKEN_REQUEST_URL'))).toBe(false);
   });
 
   it('a step that calls the API loads the client with its HTTP stack', () => {

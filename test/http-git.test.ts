@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -283,4 +284,24 @@ describe('git over smart HTTP with Basic authentication', () => {
     expect(ls.status, ls.stderr).toBe(0);
     expect(ls.stdout).toContain(`${head}\trefs/heads/main`);
   });
+});
+
+describe('closing the server', () => {
+  it('ends while a client is still sending a push: the stuck http-backend is stopped, not waited for', async () => {
+    const server = await startGitHttpServer(tempDir('nyl-http-close-'), { closeGraceMs: 500 });
+    const rel = makeBareRepo(server.root, 'open');
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    socket.on('error', () => {});
+    // A chunked body that never ends: http-backend (and receive-pack) read on, waiting for the rest.
+    socket.write(
+      `POST /${rel}/git-receive-pack HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-git-receive-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n0064abcd\r\n`,
+    );
+    const until = Date.now() + 5_000;
+    while (server.requests.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(server.requests.map((q) => q.path)).toEqual([`/${rel}/git-receive-pack`]);
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    socket.destroy();
+  }, 30_000);
 });

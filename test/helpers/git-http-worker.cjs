@@ -6,7 +6,7 @@ const { spawn } = require('node:child_process');
 const { createServer } = require('node:http');
 const { parentPort, workerData } = require('node:worker_threads');
 
-const { root, requireAuth, log, baseEnv } = workerData;
+const { root, requireAuth, log, baseEnv, closeGraceMs = 5000 } = workerData;
 const HEADER = 8;
 const counters = new Int32Array(log, 0, 2);
 const bytes = new Uint8Array(log);
@@ -132,9 +132,15 @@ function handle(req, res) {
   };
   child.stdout.on('data', onData);
 
-  // A client that goes away must not leave http-backend blocked on a full pipe.
+  // A client that goes away must not leave http-backend blocked on a full pipe, nor on a body
+  // that will never end: its stdin is closed and it is stopped. Its stdout is read to the end,
+  // as a pipe that lost its reader is paused and would otherwise never report EOF.
   res.on('close', () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    if (res.writableFinished || child.exitCode !== null || child.signalCode !== null) return;
+    req.unpipe(child.stdin);
+    child.stdin.destroy();
+    child.stdout.resume();
+    child.kill('SIGTERM');
   });
 
   const done = new Promise((resolve) => {
@@ -151,8 +157,27 @@ function handle(req, res) {
       resolve();
     });
   });
-  inFlight.add(done);
-  done.then(() => inFlight.delete(done));
+  const entry = { done, child, what: `${method} ${url.pathname}`, since: Date.now() };
+  inFlight.add(entry);
+  done.then(() => inFlight.delete(entry));
+}
+
+/** Waits for the answers in progress, up to the grace; then kills what is left and says so. */
+async function settleInFlight() {
+  const until = Date.now() + closeGraceMs;
+  while (inFlight.size > 0 && Date.now() < until) {
+    const left = until - Date.now();
+    await Promise.race([Promise.all([...inFlight].map((e) => e.done)), new Promise((r) => setTimeout(r, left))]);
+  }
+  if (inFlight.size === 0) return;
+  const now = Date.now();
+  const stuck = [...inFlight].map((e) => `${e.what} (pid ${e.child.pid}, ${now - e.since} ms)`);
+  console.error(`git http server: ${stuck.length} answer(s) still running at close, killed: ${stuck.join('; ')}`);
+  for (const { child } of inFlight) {
+    child.kill('SIGKILL');
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+  }
+  inFlight.clear();
 }
 
 const server = createServer(handle);
@@ -164,7 +189,7 @@ parentPort.on('message', async (msg) => {
   if (msg !== 'close') return;
   const stopped = new Promise((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
-  while (inFlight.size > 0) await Promise.all([...inFlight]);
+  await settleInFlight();
   server.closeAllConnections();
   await stopped;
   parentPort.postMessage({ type: 'closed' });

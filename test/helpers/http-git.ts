@@ -23,13 +23,18 @@ export interface GitHttpServer {
    * Up to date as soon as a git command returns, even a synchronous one.
    */
   requests: { method: string; path: string; service?: string }[];
-  /** Stops listening, waits for in-flight `git http-backend` processes, then ends the server thread. */
+  /**
+   * Stops listening, waits for in-flight `git http-backend` processes (up to `closeGraceMs`, then
+   * kills them and says so on stderr), then ends the server thread.
+   */
   close(): Promise<void>;
 }
 
 export interface GitHttpServerOptions {
   /** Answer 401 (`WWW-Authenticate: Basic realm="git"`) unless Basic credentials match. */
   requireAuth?: { user: string; password: string };
+  /** How long close() waits for answers in progress before it kills their processes (default 5 s). */
+  closeGraceMs?: number;
 }
 
 /** Creates `root/name.git` as a bare repository that accepts pushes over HTTP; returns `name.git`. */
@@ -53,6 +58,7 @@ interface WorkerData {
   requireAuth?: { user: string; password: string };
   log: SharedArrayBuffer;
   baseEnv: Record<string, string>;
+  closeGraceMs: number;
 }
 
 type FromWorker = { type: 'listening'; port: number } | { type: 'closed' };
@@ -64,7 +70,14 @@ export async function startGitHttpServer(root: string, opts: GitHttpServerOption
   const baseEnv: Record<string, string> = {};
   if (process.env.PATH !== undefined) baseEnv.PATH = process.env.PATH;
   if (process.env.HOME !== undefined) baseEnv.HOME = process.env.HOME;
-  const data: WorkerData = { root, log, baseEnv, ...(opts.requireAuth ? { requireAuth: opts.requireAuth } : {}) };
+  const closeGraceMs = opts.closeGraceMs ?? 5000;
+  const data: WorkerData = {
+    root,
+    log,
+    baseEnv,
+    closeGraceMs,
+    ...(opts.requireAuth ? { requireAuth: opts.requireAuth } : {}),
+  };
   const worker = new Worker(WORKER_FILE, { workerData: data });
 
   let exited = false;

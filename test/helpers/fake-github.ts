@@ -169,7 +169,12 @@ export class FakeGitHub {
     return this.comments.filter((c) => c.issue === pr);
   }
 
+  /** Stops listening and ends every connection, idle or not (a client killed mid-request must not hold the close). */
   close(): Promise<void> {
-    return new Promise((r) => this.server?.close(() => r()));
+    const server = this.server;
+    if (!server) return Promise.resolve();
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections();
+    return closed;
   }
 }

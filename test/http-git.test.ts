@@ -286,22 +286,38 @@ describe('git over smart HTTP with Basic authentication', () => {
   });
 });
 
+/** A push whose chunked body never ends, sent on a raw socket; resolves once the server has it. */
+async function pushThatNeverEnds(server: GitHttpServer, name: string) {
+  const rel = makeBareRepo(server.root, name);
+  const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+  socket.on('error', () => {});
+  // http-backend (and receive-pack) read on, waiting for the rest.
+  socket.write(
+    `POST /${rel}/git-receive-pack HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-git-receive-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n0064abcd\r\n`,
+  );
+  const until = Date.now() + 5_000;
+  while (server.requests.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  expect(server.requests.map((q) => q.path)).toEqual([`/${rel}/git-receive-pack`]);
+  return socket;
+}
+
 describe('closing the server', () => {
   it('ends while a client is still sending a push: the stuck http-backend is stopped, not waited for', async () => {
     const server = await startGitHttpServer(tempDir('nyl-http-close-'), { closeGraceMs: 500 });
-    const rel = makeBareRepo(server.root, 'open');
-    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-    socket.on('error', () => {});
-    // A chunked body that never ends: http-backend (and receive-pack) read on, waiting for the rest.
-    socket.write(
-      `POST /${rel}/git-receive-pack HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-git-receive-pack-request\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n0064abcd\r\n`,
-    );
-    const until = Date.now() + 5_000;
-    while (server.requests.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-    expect(server.requests.map((q) => q.path)).toEqual([`/${rel}/git-receive-pack`]);
+    const socket = await pushThatNeverEnds(server, 'open');
     const started = Date.now();
     await server.close();
     expect(Date.now() - started).toBeLessThan(10_000);
     socket.destroy();
+  }, 30_000);
+
+  it('ends as soon as the answers in progress end, not at the end of the grace', async () => {
+    const server = await startGitHttpServer(tempDir('nyl-http-close-'), { closeGraceMs: 20_000 });
+    const socket = await pushThatNeverEnds(server, 'leaving');
+    // The client goes away while the server closes: its answer ends then, and so does the close.
+    setTimeout(() => socket.destroy(), 300);
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(10_000);
   }, 30_000);
 });

@@ -164,11 +164,18 @@ function handle(req, res) {
 
 /** Waits for the answers in progress, up to the grace; then kills what is left and says so. */
 async function settleInFlight() {
-  const until = Date.now() + closeGraceMs;
-  while (inFlight.size > 0 && Date.now() < until) {
-    const left = until - Date.now();
-    await Promise.race([Promise.all([...inFlight].map((e) => e.done)), new Promise((r) => setTimeout(r, left))]);
-  }
+  let expired = false;
+  let timer;
+  const grace = new Promise((resolve) => {
+    timer = setTimeout(() => {
+      expired = true;
+      resolve();
+    }, closeGraceMs);
+  });
+  // Again while any is left: a kept-alive connection may have started another meanwhile.
+  while (inFlight.size > 0 && !expired) await Promise.race([Promise.all([...inFlight].map((e) => e.done)), grace]);
+  // Cleared, or it would keep this thread (and the close) alive until the grace ran out.
+  clearTimeout(timer);
   if (inFlight.size === 0) return;
   const now = Date.now();
   const stuck = [...inFlight].map((e) => `${e.what} (pid ${e.child.pid}, ${now - e.since} ms)`);

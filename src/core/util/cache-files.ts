@@ -17,8 +17,14 @@ export function cachesOff(env: NodeJS.ProcessEnv = process.env): boolean {
 export function writeWhole(target: string, data: string | Uint8Array, mode = 0o666): boolean {
   const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(tmp, data, { mode });
+    try {
+      writeFileSync(tmp, data, { mode });
+    } catch (e) {
+      // The folder is made once, by the first write that finds it missing.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(tmp, data, { mode });
+    }
     renameSync(tmp, target);
     return true;
   } catch {
